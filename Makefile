@@ -1,0 +1,24 @@
+# mvsim_ros2 — two commands: `make run` and `make test`.
+VENV   := .venv
+PY     := $(VENV)/bin/python
+WORLD  ?= worlds/demo.world.xml
+
+.PHONY: setup run test lint bench clean
+
+setup:
+	@bash scripts/setup.sh
+
+run: setup
+	@$(VENV)/bin/mvsim launch $(WORLD)
+
+test: setup
+	@$(PY) -m pytest -q $(PYTEST_ARGS)
+
+lint: setup
+	@$(VENV)/bin/ruff check mvsim_core mvsim_ros2 tests benchmarks
+
+bench: setup
+	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

@@ -1,0 +1,21 @@
+"""mvsim_core — the MVSim multi-vehicle simulator in pure Python (no ROS inside).
+
+Public API::
+
+    import mvsim_core as mv
+    world = mv.load_world("worlds/demo.world.xml", seed=0)   # raises mv.WorldFileError(file, line, message)
+    world.run(2.5)
+"""
+
+import logging
+
+from mvsim_core.errors import AssetError, ControllerError, ExpressionError, MvsimError, WorldFileError
+from mvsim_core.loader import load_world
+from mvsim_core.world import World
+
+__all__ = ["load_world", "World", "MvsimError", "WorldFileError", "ControllerError", "ExpressionError",
+           "AssetError"]
+__version__ = "0.1.0"
+
+# a library does not print: warnings go to World.warnings and to this logger, which the application configures
+logging.getLogger("mvsim_core").addHandler(logging.NullHandler())

@@ -1,0 +1,211 @@
+"""``<controller class="...">`` inside ``<dynamics>``: what turns commands into wheel torques (reference §1.11).
+
+Which controllers exist depends on the vehicle's dynamics *family*:
+
+============================  ==================================================================================
+family                        controller classes
+============================  ==================================================================================
+``differential`` (also        ``raw``, ``twist_pid``, ``twist_ideal``
+``differential_3_wheels``,
+``differential_4_wheels``)
+``ackermann``                 ``raw``, ``front_steer_pid``, ``twist_front_steer_pid``, ``twist_ideal``
+``ackermann_drivetrain``      ``raw``, ``front_steer_pid``, ``twist_front_steer_pid``
+============================  ==================================================================================
+
+Each (family, class) pair is one Python class registered here by :meth:`Controller.__init_subclass__`. A vehicle
+without ``<controller>`` gets ``raw``. Setpoints written in the element (``V``, ``W``, ``STEER_ANG``, raw torques)
+are the initial commands. Units: speeds m/s, angular speeds written in deg/s and stored in rad/s, angles written in
+degrees and stored in rad, torques N·m (negative wheel torque drives forward, as upstream).
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any, ClassVar, NamedTuple
+
+from mvsim_core.errors import ControllerError
+from mvsim_core.xml.context import ParseContext
+from mvsim_core.xml.node import XmlNode
+from mvsim_core.xml.params import Param, ParamValues, read_params, table_names, warn_unknown_children
+
+DEFAULT_CLASS = "raw"
+
+
+class Family(Enum):
+    """Dynamics families that share a set of controllers."""
+
+    DIFFERENTIAL = "differential"
+    ACKERMANN = "ackermann"
+    ACKERMANN_DRIVETRAIN = "ackermann_drivetrain"
+
+    @classmethod
+    def parse(cls, value: Family | str) -> Family:
+        """A :class:`Family` from itself, its value, or a dynamics class name (``differential_4_wheels``, ...)."""
+        if isinstance(value, Family):
+            return value
+        fam = _DYNAMICS_FAMILY.get(value)
+        if fam is None:
+            known = ", ".join(_DYNAMICS_FAMILY)
+            raise ValueError(f"unknown dynamics class '{value}'; known: {known}")
+        return fam
+
+
+_DYNAMICS_FAMILY: dict[str, Family] = {
+    "differential": Family.DIFFERENTIAL,
+    "differential_3_wheels": Family.DIFFERENTIAL,
+    "differential_4_wheels": Family.DIFFERENTIAL,
+    "ackermann": Family.ACKERMANN,
+    "ackermann_drivetrain": Family.ACKERMANN_DRIVETRAIN,
+}
+
+
+class Twist2D(NamedTuple):
+    """A planar velocity in the vehicle frame: vx, vy (m/s), omega (rad/s)."""
+
+    vx: float = 0.0
+    vy: float = 0.0
+    omega: float = 0.0
+
+
+class Controller:
+    """Base of every controller.
+
+    Class attributes (per subclass):
+        xml_class: value of ``class="..."``.
+        families: the dynamics families the class is registered for.
+        accepts_twist: whether :meth:`set_twist` (ROS ``cmd_vel``, ZMQ ``set_controller_twist``) is accepted.
+        PARAMS: parameters with upstream defaults and units.
+        IGNORED_TAGS: tags accepted without effect and without a warning (see each class).
+        registry: (family, xml_class) -> class, filled automatically.
+
+    Attributes:
+        family: the vehicle's family.
+        params: typed parameter values.
+        node: the ``<controller>`` element, or None when the vehicle has none.
+    """
+
+    xml_class: ClassVar[str] = ""
+    families: ClassVar[tuple[Family, ...]] = ()
+    accepts_twist: ClassVar[bool] = False
+    PARAMS: ClassVar[tuple[Param, ...]] = ()
+    IGNORED_TAGS: ClassVar[frozenset[str]] = frozenset()
+    registry: ClassVar[dict[tuple[Family, str], type[Controller]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for fam in cls.__dict__.get("families", ()):
+            Controller.registry[(fam, cls.xml_class)] = cls
+
+    def __init__(self, *, family: Family, params: ParamValues, node: XmlNode | None = None) -> None:
+        self.family = family
+        self.params = params
+        self.node = node
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def lookup(cls, family: Family | str, xml_class: str) -> type[Controller] | None:
+        """The class registered for (family, xml_class), or None."""
+        return Controller.registry.get((Family.parse(family), xml_class))
+
+    @classmethod
+    def known_classes(cls, family: Family | str) -> list[str]:
+        """Controller classes available for ``family``, sorted."""
+        fam = Family.parse(family)
+        return sorted(name for f, name in Controller.registry if f is fam)
+
+    @classmethod
+    def from_xml(cls, node: XmlNode | None, ctx: ParseContext, family: Family | str) -> Controller:
+        """Build the controller of a ``<controller class="...">`` for a vehicle of ``family``.
+
+        Args:
+            node: the element, or None for the default ``raw`` controller.
+            ctx: parse context.
+            family: a :class:`Family`, its value, or the vehicle's dynamics class name.
+
+        Raises:
+            WorldFileError: missing class, a class not available for the family (the message names the class, the
+                family and the known classes), or a bad value.
+        """
+        fam = Family.parse(family)
+        if node is None:
+            target = cls.lookup(fam, DEFAULT_CLASS)
+            assert target is not None
+            values = ParamValues()
+            for p in target.PARAMS:
+                values[p.name] = p.default
+            ctl = target(family=fam, params=values, node=None)
+            ctl._configure(ctx)
+            return ctl
+        known = ", ".join(cls.known_classes(fam))
+        name = ctx.attr(node, "class")
+        if not name:
+            raise ctx.error(node, f'<controller> needs the attribute class="..."; controllers of {fam.value} '
+                                  f'vehicles: {known}')
+        target = cls.lookup(fam, name)
+        if target is None:
+            elsewhere = sorted(f.value for f, n in Controller.registry if n == name)
+            hint = f' ("{name}" exists only for {", ".join(elsewhere)} vehicles)' if elsewhere else ""
+            raise ctx.error(node, f'unknown controller class "{name}" for {fam.value} dynamics{hint}; '
+                                  f'controllers of {fam.value} vehicles: {known}', attr="class")
+        warn_unknown_children(node, table_names(target.PARAMS) | target.IGNORED_TAGS, ctx,
+                              f'<controller class="{name}">')
+        ctl = target(family=fam, params=read_params(target.PARAMS, [node], ctx), node=node)
+        ctl._configure(ctx)
+        return ctl
+
+    def _configure(self, ctx: ParseContext) -> None:
+        """Subclass hook: derive setpoints and run cross-parameter checks."""
+
+    def where(self, name: str) -> XmlNode | None:
+        """Element where parameter ``name`` was written (else the ``<controller>`` element)."""
+        return self.params.where.get(name, self.node)
+
+    # ------------------------------------------------------------------ commands
+    def set_twist(self, vx: float, vy: float, omega: float) -> None:
+        """Command a body-frame twist (m/s, m/s, rad/s).
+
+        Raises:
+            ControllerError: the controller does not take twist commands (``raw``, ``front_steer_pid``).
+        """
+        raise ControllerError(f'controller "{self.xml_class}" does not accept twist commands; use twist_pid, '
+                              f'twist_ideal or twist_front_steer_pid')
+
+    def summary(self) -> str:
+        return f"{self.xml_class} ({self.family.value})"
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.summary()}>"
+
+
+class TwistController(Controller):
+    """A controller that follows a twist setpoint (``V`` m/s, ``W`` deg/s written, rad/s stored).
+
+    Attributes:
+        setpoint: the commanded twist (vx, vy, omega); vy is ignored by non-holonomic vehicles.
+    """
+
+    accepts_twist: ClassVar[bool] = True
+
+    def __init__(self, *, family: Family, params: ParamValues, node: XmlNode | None = None) -> None:
+        super().__init__(family=family, params=params, node=node)
+        self.setpoint = Twist2D()
+
+    def _configure(self, ctx: ParseContext) -> None:
+        self.setpoint = Twist2D(float(self.params.get("V", 0.0)), 0.0, float(self.params.get("W", 0.0)))
+
+    def set_twist(self, vx: float, vy: float, omega: float) -> None:
+        """Command a body-frame twist (m/s, m/s, rad/s)."""
+        self.setpoint = Twist2D(float(vx), float(vy), float(omega))
+
+    def summary(self) -> str:
+        sp = self.setpoint
+        return f"{self.xml_class} ({self.family.value}, v={sp.vx:g} m/s, ω={sp.omega:g} rad/s)"
+
+
+def controller_from_xml(node: XmlNode | None, ctx: ParseContext, family: Family | str) -> Controller:
+    """Build the controller of a ``<controller>`` element (None: ``raw``) for a vehicle of ``family``.
+
+    Same as :meth:`Controller.from_xml`; every controller class is registered once
+    :mod:`mvsim_core.dynamics.controllers` is imported (importing this module does that).
+    """
+    return Controller.from_xml(node, ctx, family)

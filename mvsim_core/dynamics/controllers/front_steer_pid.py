@@ -1,0 +1,47 @@
+"""``<controller class="front_steer_pid">`` (Ackermann vehicles): speed + steering-angle commands.
+
+The command (v, δ) is turned into the twist (v, ω = v·tan(δ)/L), L = wheelbase, which the family's
+``twist_front_steer_pid`` then follows with these gains; the steering angle is applied as commanded (reference
+§1.11). Twist commands are refused.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+from mvsim_core.dynamics.controllers.base import Controller, Family
+from mvsim_core.dynamics.controllers.pid import LEGACY_IGNORED, PidConfig, gain_params
+from mvsim_core.dynamics.controllers.setpoints import STEER_ANG, V
+from mvsim_core.xml.context import ParseContext
+from mvsim_core.xml.params import Param
+
+
+class FrontSteerPid(Controller):
+    """``front_steer_pid``: KP 100, KI 0, KD 0, max_torque 100 N·m; ``V`` (m/s) and ``STEER_ANG`` (degrees written,
+    rad stored) are the initial commands.
+
+    Attributes:
+        speed: commanded forward speed (m/s).
+        steer_angle: commanded steering angle (rad).
+        pid: the gains handed to the inner twist controller.
+    """
+
+    xml_class: ClassVar[str] = "front_steer_pid"
+    families: ClassVar[tuple[Family, ...]] = (Family.ACKERMANN, Family.ACKERMANN_DRIVETRAIN)
+    PARAMS: ClassVar[tuple[Param, ...]] = (*gain_params(kp=100.0, max_torque=100.0), V, STEER_ANG)
+    IGNORED_TAGS: ClassVar[frozenset[str]] = LEGACY_IGNORED
+
+    def _configure(self, ctx: ParseContext) -> None:
+        self.speed = float(self.params["V"])
+        self.steer_angle = float(self.params["STEER_ANG"])
+        self.pid = PidConfig.from_params(self.params)
+
+    def set_command(self, speed: float, steer_angle: float) -> None:
+        """Command a forward speed (m/s) and a steering angle (rad)."""
+        self.speed = float(speed)
+        self.steer_angle = float(steer_angle)
+
+    def summary(self) -> str:
+        return (f"{self.xml_class} ({self.family.value}, v={self.speed:g} m/s, "
+                f"steer={math.degrees(self.steer_angle):g}°)")

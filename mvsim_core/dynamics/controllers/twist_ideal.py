@@ -1,0 +1,42 @@
+"""``<controller class="twist_ideal">``: the commanded twist is imposed exactly (kinematic, no forces).
+
+Wheel torques are 0; after each physics step the vehicle's velocity is set to the setpoint, and friction and slope
+forces are not applied to the chassis (reference §1.11). Differential vehicles take (vx, ω) as is. Ackermann vehicles
+(new in upstream 1.2.0) also steer: δ = atan(ω·L/vx) when |vx| > 1e-3, else sign(ω)·min(|ω·L|, max_steer), clamped to
+±max_steer (L = wheelbase). Not available for ``ackermann_drivetrain``.
+
+It reads no parameter and starts at rest. As upstream, the PID tags (``KP``, ``KI``, ``KD``, ``max_torque``, ...) and
+``V``/``W`` are accepted and ignored, so that a vehicle file can switch between ``twist_pid`` and ``twist_ideal``
+without edits (``jackal.vehicle.xml`` does exactly that).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from mvsim_core.dynamics.controllers.base import Family, TwistController
+from mvsim_core.dynamics.controllers.pid import LEGACY_IGNORED, pid_params
+from mvsim_core.dynamics.controllers.setpoints import STEER_ANG, TWIST_SETPOINT_PARAMS
+from mvsim_core.xml.params import table_names
+
+_IGNORED = (table_names(pid_params(kp=0.0, max_torque=1.0, thresholds=True), TWIST_SETPOINT_PARAMS, (STEER_ANG,))
+            | LEGACY_IGNORED)
+
+
+class TwistIdealController(TwistController):
+    """Common base of the ``twist_ideal`` controllers (not registered itself)."""
+
+    xml_class: ClassVar[str] = "twist_ideal"
+    IGNORED_TAGS: ClassVar[frozenset[str]] = _IGNORED
+
+
+class DifferentialTwistIdeal(TwistIdealController):
+    """``twist_ideal`` for differential vehicles."""
+
+    families: ClassVar[tuple[Family, ...]] = (Family.DIFFERENTIAL,)
+
+
+class AckermannTwistIdeal(TwistIdealController):
+    """``twist_ideal`` for Ackermann vehicles (steering derived from the twist)."""
+
+    families: ClassVar[tuple[Family, ...]] = (Family.ACKERMANN,)

@@ -1,0 +1,99 @@
+"""``<element class="occupancy_grid">``: a 2D occupancy map that vehicles and blocks collide with.
+
+``<file>`` picks the reader by extension: ``.yaml``/``.yml`` is a ROS map_server map, ``.gridmap`` (optionally
+``.gz``) an MRPT serialized ``COccupancyGridMap2D``, anything else an image (placed with ``resolution`` and
+``centerpixel_x/y``, see :mod:`mvsim_core.io.image_map`). The two map formats carry their own resolution and origin;
+``resolution``/``centerpixel_*`` are then ignored (with a warning). The collision use of the grid (lidar-like scan
+around each object, cells as static squares) belongs to the physics.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from mvsim_core.elements.base import WorldElement, child_node
+from mvsim_core.errors import AssetError
+from mvsim_core.io.grid_map import GridMap
+from mvsim_core.xml.context import ParseContext
+from mvsim_core.xml.params import Kind, Param
+
+_IMAGE_ONLY = ("resolution", "centerpixel_x", "centerpixel_y")
+
+
+def map_format(path: str | Path) -> str:
+    """``"ros_yaml"``, ``"mrpt_gridmap"`` or ``"image"`` from a file name (a trailing ``.gz`` is ignored)."""
+    name = Path(path).name.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    if name.endswith((".yaml", ".yml")):
+        return "ros_yaml"
+    if name.endswith(".gridmap"):
+        return "mrpt_gridmap"
+    return "image"
+
+
+class OccupancyGrid(WorldElement):
+    """An occupancy grid map.
+
+    Attributes:
+        path: the map file.
+        format: ``"image"``, ``"ros_yaml"`` or ``"mrpt_gridmap"``.
+        grid: the loaded map (world frame, metres; occupancy = probability of being occupied).
+    """
+
+    xml_class: ClassVar[str] = "occupancy_grid"
+    PARAMS: ClassVar[tuple[Param, ...]] = (
+        Param("file", Kind.STRING, "", doc="image, ROS .yaml map or MRPT .gridmap[.gz]"),
+        Param("resolution", Kind.FLOAT, 0.10, "m", positive=True, doc="cell size (images only)"),
+        Param("centerpixel_x", Kind.FLOAT, -1.0, "px", doc="image column at world x = 0 (images only)"),
+        Param("centerpixel_y", Kind.FLOAT, -1.0, "px", doc="image row from the bottom at world y = 0 (images only)"),
+        Param("show_collisions", Kind.BOOL, True, doc="draw the cells used for collisions"),
+        Param("restitution", Kind.FLOAT, 0.01, min=0.0),
+        Param("lateral_friction", Kind.FLOAT, 0.5, min=0.0),
+    )
+
+    path: Path
+    format: str
+    grid: GridMap
+
+    def _load(self, ctx: ParseContext) -> None:
+        file_node = self.node.child("file")
+        if file_node is None:
+            raise ctx.error(self.node, "occupancy_grid needs a <file> (an image, a ROS .yaml map or an MRPT "
+                                       ".gridmap[.gz] file)")
+        if not self.params.file:
+            raise ctx.error(file_node, "<file> of occupancy_grid is empty")
+        self.path = ctx.resolve_path(self.params.file, file_node)
+        if not self.path.is_file():
+            raise ctx.error(file_node, f"map file not found: {self.path}")
+        self.format = map_format(self.path)
+        try:
+            if self.format == "ros_yaml":
+                from mvsim_core.io.ros_map_yaml import load_ros_map_yaml
+
+                self.grid = load_ros_map_yaml(self.path)
+            elif self.format == "mrpt_gridmap":
+                from mvsim_core.io.mrpt_gridmap import load_mrpt_gridmap
+
+                self.grid = load_mrpt_gridmap(self.path)
+            else:
+                from mvsim_core.io.image_map import load_image_grid
+
+                p = self.params
+                self.grid = load_image_grid(self.path, p.resolution, p.centerpixel_x, p.centerpixel_y)
+        except AssetError as e:
+            raise ctx.error(file_node, str(e)) from None
+        except ValueError as e:
+            raise ctx.error(file_node, str(e)) from None
+        if self.format != "image":
+            for name in _IMAGE_ONLY:
+                if name in self.params.where:
+                    ctx.warn(child_node(self, name), f"<{name}> is ignored for a {self.path.suffix} map: the map "
+                                                     f"file sets its own resolution and origin")
+
+    def summary(self) -> str:
+        g = self.grid
+        res = f"{g.resolution:.2f}" if abs(round(g.resolution, 2) - g.resolution) < 1e-12 else f"{g.resolution:g}"
+        return (f"occupancy_grid {self.path.name} {g.nx}x{g.ny} cells @ {res} m, "
+                f"x [{g.x_min:g}, {g.x_max:g}] y [{g.y_min:g}, {g.y_max:g}]")

@@ -1,0 +1,73 @@
+"""Typed errors raised by mvsim_core.
+
+Every user-facing error says *where* (file and line, when there is one) and *what to do*.
+The CLI prints ``str(error)`` without a traceback and exits with status 2.
+"""
+
+from __future__ import annotations
+
+
+class MvsimError(Exception):
+    """Base class of every error mvsim_core raises on purpose."""
+
+
+class WorldFileError(MvsimError):
+    """A world file (or a file it includes) is wrong.
+
+    Attributes:
+        file: path of the file where the problem is (as given / resolved), or "" when unknown.
+        line: 1-based line number in that file, or 0 when unknown.
+        message: what is wrong and how to fix it.
+    """
+
+    def __init__(self, file: str, line: int, message: str) -> None:
+        self.file = str(file)
+        self.line = int(line)
+        self.message = message
+        super().__init__(self.__str__())
+
+    def __str__(self) -> str:
+        if self.file and self.line:
+            return f"{self.file}:{self.line}: {self.message}"
+        if self.file:
+            return f"{self.file}: {self.message}"
+        return self.message
+
+    def __reduce__(self):  # keep pickling working with the 3-argument constructor
+        return (type(self), (self.file, self.line, self.message))
+
+
+class ExpressionError(MvsimError):
+    """A ``$f{...}`` expression cannot be parsed or evaluated.
+
+    Attributes:
+        message: what is wrong.
+        position: 0-based character offset inside the expression text (-1 when not applicable).
+    """
+
+    def __init__(self, message: str, position: int = -1) -> None:
+        self.message = message
+        self.position = position
+        super().__init__(message)
+
+    def __reduce__(self):
+        return (type(self), (self.message, self.position))
+
+
+class AssetError(MvsimError):
+    """A file referenced by a world (map, image, mesh, DEM) is missing or unreadable.
+
+    The world loader turns it into a :class:`WorldFileError` at the referencing tag.
+    """
+
+    def __init__(self, path: str, message: str) -> None:
+        self.path = str(path)
+        self.message = message
+        super().__init__(f"{path}: {message}")
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.message))
+
+
+class ControllerError(MvsimError):
+    """A command was sent to a vehicle whose controller cannot take it."""

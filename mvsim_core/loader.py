@@ -1,0 +1,239 @@
+"""``load_world``: read a world file into a :class:`~mvsim_core.world.World`.
+
+Every child of ``<mvsim_world>`` is dispatched by its tag (flow-control tags are expanded by
+:class:`~mvsim_core.xml.flow.Walker`); any other tag is tried as a root world parameter, and otherwise warned about
+and skipped. Class definitions (``vehicle:class``, ``block:class``, ``actor:class``) are kept as nodes and read
+for each instance, so values such as ``$f{rand()}`` are drawn per instance.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from mvsim_core.errors import WorldFileError
+from mvsim_core.rng import WorldRandom
+from mvsim_core.world import World
+from mvsim_core.world_options import GEOREFERENCE_PARAMS, GUI_PARAMS, LIGHTS_PARAMS, WORLD_PARAMS
+from mvsim_core.xml.context import CURRENT_DIR_VAR, ParseContext
+from mvsim_core.xml.flow import Walker, expanded
+from mvsim_core.xml.node import XmlNode
+from mvsim_core.xml.params import parse_value, read_params, warn_unknown_children
+from mvsim_core.xml.parser import parse_text, read_text_file
+
+STANDALONE_SENSOR_HOST = "__standaloneSensorHost"
+_VERSION = re.compile(r"\s*\d+\.\d+\s*$")
+_WORLD_PARAM = {p.name: p for p in WORLD_PARAMS}
+
+
+def load_world(path: str | os.PathLike[str], *, seed: int = 0, allow_shell: bool = False,
+               env: Mapping[str, str] | None = None) -> World:
+    """Load a world file.
+
+    Args:
+        path: the ``.world.xml`` file.
+        seed: seed of the world's random generator (``$f{rand()}``, odometry and sensor noise).
+        allow_shell: allow ``$(cmd)`` substitutions to run shell commands.
+        env: environment for ``$env{}`` and included-file fallbacks (default: ``os.environ``).
+
+    Raises:
+        WorldFileError: with the file and line of the first problem.
+    """
+    import mvsim_core.elements  # noqa: F401  (registers element classes)
+    import mvsim_core.objects.vehicles  # noqa: F401  (registers dynamics classes)
+    import mvsim_core.sensors  # noqa: F401  (registers sensor classes)
+
+    p = Path(path)
+    shown = str(path)
+    text = read_text_file(p, shown_as=shown)
+    ctx = ParseContext(env=dict(os.environ if env is None else env), rng=WorldRandom(seed), allow_shell=allow_shell)
+    if not text.strip():
+        raise WorldFileError(shown, 1, "empty file; a world file holds one <mvsim_world> element")
+    roots = parse_text(text, shown, warn=ctx.warn_at)
+    if not roots:
+        raise WorldFileError(shown, 1, "no XML element found; a world file holds one <mvsim_world> element")
+    root = roots[0]
+    if root.tag != "mvsim_world":
+        raise WorldFileError(shown, root.line, f"root element is <{root.tag}>; a world file starts with "
+                                               f"<mvsim_world version=\"1.0\">")
+    if len(roots) > 1:
+        raise WorldFileError(shown, roots[1].line, f"<{roots[1].tag}> after </mvsim_world>; a world file has a "
+                                                   f"single root element — move it inside <mvsim_world>")
+    version = root.attrs.get("version")
+    if version is not None and not _VERSION.match(version):
+        raise ctx.error(root, f"bad version=\"{version}\"; write it as major.minor, e.g. version=\"1.0\"",
+                        attr="version")
+    ctx.variables[CURRENT_DIR_VAR] = str(p.resolve().parent)
+    return _Loader(ctx, p).load(root)
+
+
+class _Loader:
+    def __init__(self, ctx: ParseContext, path: Path) -> None:
+        self.ctx = ctx
+        self.world = World(path=path, params=read_params(WORLD_PARAMS, [], ctx), gui=read_params(GUI_PARAMS, [], ctx),
+                           lights=read_params(LIGHTS_PARAMS, [], ctx), georeference=None, rng=ctx.rng)
+        self.walker = Walker(ctx, {
+            "vehicle:class": self.vehicle_class,
+            "vehicle": self.vehicle,
+            "block:class": self.block_class,
+            "block": self.block,
+            "actor:class": self.actor_class,
+            "actor": self.actor,
+            "element": self.element,
+            "sensor": self.sensor,
+            "gui": self.gui,
+            "lights": self.lights,
+            "georeference": self.georeference,
+            "walls": self.walls,
+            "marker": self.marker,
+            "joint": self.joint,
+        }, on_unknown=self.world_param)
+        self.walker.start_file(path)
+
+    def load(self, root: XmlNode) -> World:
+        self.walker.walk(root.children)
+        w = self.world
+        w.warnings = self.ctx.warnings
+        w.missing_assets = self.ctx.missing_assets
+        dt = float(w.params["simul_timestep"])
+        periods = [s.period for v in w.vehicles.values() for s in v.sensors.values()]
+        if dt > 0 and periods and dt > min(periods) + 1e-12:
+            self.ctx.warn(w.params.where.get("simul_timestep"),
+                          f"simul_timestep {dt:g} s is longer than the shortest sensor period {min(periods):g} s; "
+                          f"sensors will fire late")
+        return w
+
+    # ------------------------------------------------------------------ helpers
+    def _name(self, node: XmlNode, prefix: str, fmt: str = "{}{}") -> str:
+        name = self.ctx.attr(node, "name")
+        if name:
+            return name
+        return fmt.format(prefix, self.ctx.next_index(prefix))
+
+    def _unique(self, node: XmlNode, name: str) -> None:
+        w = self.world
+        if name in w.vehicles or name in w.blocks or name in w.actors:
+            raise self.ctx.error(node, f"duplicate name '{name}': another vehicle, block or actor already has it; "
+                                       f"names must be unique", attr="name")
+
+    def _register_class(self, node: XmlNode, table: dict[str, XmlNode], what: str) -> None:
+        name = self.ctx.require_attr(node, "name")
+        if name in table:
+            first = table[name]
+            raise self.ctx.error(node, f"duplicate {what} class '{name}' (first defined at {first.file}:"
+                                       f"{first.line})", attr="name")
+        table[name] = node
+
+    def _class_of(self, node: XmlNode, table: dict[str, XmlNode], what: str, name: str) -> XmlNode | None:
+        cname = self.ctx.attr(node, "class")
+        if not cname:
+            return None
+        if cname not in table:
+            known = ", ".join(table) or "none defined"
+            raise self.ctx.error(node, f"{what} '{name}' uses undefined class '{cname}'; defined {what} classes: "
+                                       f"{known} (include the file that defines it before this {what})",
+                                 attr="class")
+        return table[cname]
+
+    # ------------------------------------------------------------------ tag handlers
+    def vehicle_class(self, node: XmlNode) -> None:
+        self._register_class(node, self.world.vehicle_classes, "vehicle")
+
+    def vehicle(self, node: XmlNode) -> None:
+        from mvsim_core.objects.vehicles.base import build_vehicle
+
+        name = self._name(node, "veh")
+        self._unique(node, name)
+        cls_node = self._class_of(node, self.world.vehicle_classes, "vehicle", name)
+        cname = cls_node.attrs.get("name", "") if cls_node is not None else ""
+        self.world.vehicles[name] = build_vehicle(node, cls_node, self.ctx, name=name, class_name=cname)
+
+    def block_class(self, node: XmlNode) -> None:
+        self._register_class(node, self.world.block_classes, "block")
+
+    def block(self, node: XmlNode) -> None:
+        from mvsim_core.objects.block import build_block
+
+        name = self._name(node, "block", "{}{:03d}")
+        self._unique(node, name)
+        cls_node = self._class_of(node, self.world.block_classes, "block", name)
+        nodes = [node] + ([cls_node] if cls_node is not None else [])
+        nodes = [expanded(n, self.ctx) for n in nodes]
+        cname = cls_node.attrs.get("name", "") if cls_node is not None else ""
+        self.world.blocks[name] = build_block(nodes, self.ctx, name=name, class_name=cname)
+
+    def actor_class(self, node: XmlNode) -> None:
+        self._register_class(node, self.world.actor_classes, "actor")
+
+    def actor(self, node: XmlNode) -> None:
+        from mvsim_core.objects.actor import build_actor
+
+        name = self._name(node, "actor")
+        self._unique(node, name)
+        cls_node = self._class_of(node, self.world.actor_classes, "actor", name)
+        nodes = [expanded(n, self.ctx) for n in [node] + ([cls_node] if cls_node is not None else [])]
+        cname = cls_node.attrs.get("name", "") if cls_node is not None else ""
+        self.world.actors[name] = build_actor(nodes, self.ctx, name=name, class_name=cname)
+
+    def element(self, node: XmlNode) -> None:
+        from mvsim_core.elements.base import element_from_xml
+
+        self.world.elements.append(element_from_xml(node, self.ctx))
+
+    def sensor(self, node: XmlNode) -> None:
+        from mvsim_core.sensors.base import sensor_from_xml
+
+        s = sensor_from_xml(node, self.ctx, STANDALONE_SENSOR_HOST)
+        if s.name in self.world.sensors:
+            raise self.ctx.error(node, f"duplicate standalone sensor name '{s.name}'")
+        self.world.sensors[s.name] = s
+
+    def gui(self, node: XmlNode) -> None:
+        warn_unknown_children(node, {n for p in GUI_PARAMS for n in p.names}, self.ctx)
+        self.world.gui = read_params(GUI_PARAMS, [node], self.ctx)
+
+    def lights(self, node: XmlNode) -> None:
+        warn_unknown_children(node, {n for p in LIGHTS_PARAMS for n in p.names}, self.ctx)
+        self.world.lights = read_params(LIGHTS_PARAMS, [node], self.ctx)
+
+    def georeference(self, node: XmlNode) -> None:
+        warn_unknown_children(node, {n for p in GEOREFERENCE_PARAMS for n in p.names}, self.ctx)
+        g = read_params(GEOREFERENCE_PARAMS, [node], self.ctx)
+        if g.latitude > 90 or g.longitude > 180:
+            raise self.ctx.error(node, "georeference latitude must be within ±90° and longitude within ±180°")
+        if g.world_is_utm and g.world_to_enu_rotation_deg != 0.0:
+            raise self.ctx.error(g.where.get("world_is_utm", node),
+                                 "world_is_utm cannot be combined with a non-zero world_to_enu_rotation_deg")
+        if g.world_is_utm and g.latitude == 0.0 and g.longitude == 0.0:
+            raise self.ctx.error(g.where.get("world_is_utm", node),
+                                 "world_is_utm needs <latitude> and <longitude> of the reference point")
+        self.world.georeference = g
+
+    def walls(self, node: XmlNode) -> None:
+        from mvsim_core.elements.walls import parse_walls
+        from mvsim_core.objects.block import wall_block
+
+        for seg in parse_walls(node, self.ctx):
+            self._unique(node, seg.name)
+            self.world.blocks[seg.name] = wall_block(seg, node)
+
+    def marker(self, node: XmlNode) -> None:
+        from mvsim_core.objects.marker import parse_marker
+
+        self.world.markers.append(parse_marker(node, self.ctx))
+
+    def joint(self, node: XmlNode) -> None:
+        from mvsim_core.objects.joint import parse_joint
+
+        bodies = set(self.world.vehicles) | set(self.world.blocks)
+        self.world.joints.append(parse_joint(node, self.ctx, bodies))
+
+    def world_param(self, node: XmlNode) -> None:
+        p = _WORLD_PARAM.get(node.tag)
+        if p is None:
+            self.ctx.warn(node, f"unknown tag <{node.tag}> is ignored")
+            return
+        self.world.params[p.name] = parse_value(p, node.text, node, self.ctx)
+        self.world.params.where[p.name] = node

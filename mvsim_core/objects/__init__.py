@@ -1,0 +1,1 @@
+"""Simulated objects: blocks, vehicles and their wheels, joints, markers, actors, visual models."""

@@ -1,0 +1,303 @@
+"""Blocks: obstacles and props (``<block:class>`` definitions and ``<block>`` instances, reference §1.10).
+
+A block is a prism: a 2D footprint polygon (block frame, m, counter-clockwise) extruded from ``zmin`` to ``zmax``
+(m above the block's pose). The footprint comes from ``<shape>``, from a ``<geometry>`` primitive, or from the
+visual model (``<shape_from_visual/>``). Blocks are dynamic bodies unless ``static``; ``intangible`` ones have no
+body at all.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mvsim_core.objects.simulable import SIMULABLE_TAGS, SimulableSpec, parse_simulable
+from mvsim_core.objects.visual import Visual, parse_visuals
+from mvsim_core.xml.context import ParseContext
+from mvsim_core.xml.node import XmlNode
+from mvsim_core.xml.params import Kind, Param, ParamValues, parse_value, read_params, table_names
+
+BLOCK_PARAMS: tuple[Param, ...] = (
+    Param("mass", Kind.FLOAT, 30.0, "kg", positive=True),
+    Param("zmin", Kind.FLOAT, math.nan, "m", doc="bottom of the prism; NaN = from the visual, else 0"),
+    Param("zmax", Kind.FLOAT, math.nan, "m", doc="top of the prism; NaN = from the visual, else 1"),
+    Param("ground_friction", Kind.FLOAT, 0.5, min=0.0),
+    Param("lateral_friction", Kind.FLOAT, 0.5, min=0.0),
+    Param("restitution", Kind.FLOAT, 0.01, min=0.0),
+    Param("color", Kind.COLOR, (0, 0, 255, 255)),
+    Param("intangible", Kind.BOOL, False),
+    Param("static", Kind.BOOL, False),
+    Param("visual_scale", Kind.FLOAT, math.nan, positive=False),
+    Param("linear_damping", Kind.FLOAT, 0.1, "1/s", min=0.0),
+    Param("angular_damping", Kind.FLOAT, 0.1, "1/s", min=0.0),
+)
+STRUCTURE_TAGS = frozenset({"shape", "geometry", "shape_from_visual", "visual"})
+KNOWN_TAGS = table_names(BLOCK_PARAMS) | STRUCTURE_TAGS | SIMULABLE_TAGS
+MAX_POLYGON_VERTICES = 12
+
+_PT = Param("pt", Kind.VEC2, None)
+_DEFAULT_SQUARE = np.array([[-0.5, -0.5], [0.5, -0.5], [0.5, 0.5], [-0.5, 0.5]])
+
+
+@dataclass
+class Geometry:
+    """A ``<geometry>`` primitive. ``type`` is cylinder, sphere, box, ramp or semi_cylinder_bump; sizes in m."""
+
+    type: str
+    dims: dict[str, float]
+
+    def height(self) -> float:
+        """Height of the primitive above its base (m)."""
+        if self.type == "cylinder":
+            return self.dims["length"]
+        if self.type == "sphere":
+            return 2.0 * self.dims["radius"]
+        return self.dims["lz"]
+
+
+_GEOMETRY_ATTRS: dict[str, tuple[tuple[str, float | None], ...]] = {
+    "cylinder": (("radius", None), ("length", None), ("vertex_count", 10.0)),
+    "sphere": (("radius", None), ("vertex_count", 10.0)),
+    "box": (("lx", None), ("ly", None), ("lz", None)),
+    "ramp": (("lx", None), ("ly", None), ("lz", None)),
+    "semi_cylinder_bump": (("lx", None), ("ly", None), ("lz", None), ("vertex_count", 10.0)),
+}
+
+
+def _geometry_footprint(g: Geometry) -> np.ndarray:
+    d = g.dims
+    if g.type in ("cylinder", "sphere"):
+        n = int(d["vertex_count"])
+        a = np.arange(n) * (2 * math.pi / n)
+        return np.column_stack([d["radius"] * np.cos(a), d["radius"] * np.sin(a)])
+    if g.type == "semi_cylinder_bump":
+        # the bump's axis runs along x; centred in y
+        lx, ly = d["lx"], d["ly"]
+        return np.array([[0, -ly / 2], [lx, -ly / 2], [lx, ly / 2], [0, ly / 2]], dtype=float)
+    lx, ly = d["lx"], d["ly"]
+    return np.array([[0, 0], [lx, 0], [lx, ly], [0, ly]], dtype=float)
+
+
+def polygon_area(poly: np.ndarray) -> float:
+    """Signed area (m²), positive for counter-clockwise vertices."""
+    x, y = poly[:, 0], poly[:, 1]
+    return 0.5 * float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))
+
+
+def parse_geometry(node: XmlNode, ctx: ParseContext) -> Geometry:
+    """Read ``<geometry type="..." .../>``; sizes must be positive."""
+    gtype = ctx.require_attr(node, "type")
+    if gtype not in _GEOMETRY_ATTRS:
+        raise ctx.error(node, f"unknown geometry type '{gtype}'; known: {', '.join(_GEOMETRY_ATTRS)}", attr="type")
+    dims: dict[str, float] = {}
+    for key, default in _GEOMETRY_ATTRS[gtype]:
+        raw = ctx.attr(node, key)
+        if raw is None:
+            if default is None:
+                raise ctx.error(node, f"<geometry type=\"{gtype}\"> needs the attribute {key}=\"...\" (m)")
+            dims[key] = default
+            continue
+        try:
+            v = float(raw)
+        except ValueError:
+            raise ctx.error(node, f"bad number '{raw}' for {key}=\"...\" of <geometry>; expected a number such as "
+                                  f"1.5", attr=key) from None
+        if not v > 0:
+            raise ctx.error(node, f"{key}=\"...\" of <geometry> must be greater than 0 (got {raw}); negative or "
+                                  f"zero sizes make no physical sense", attr=key)
+        dims[key] = v
+    if "vertex_count" in dims and dims["vertex_count"] < 3:
+        raise ctx.error(node, "vertex_count of <geometry> must be at least 3", attr="vertex_count")
+    return Geometry(gtype, dims)
+
+
+def parse_shape(node: XmlNode, ctx: ParseContext, *, extra: dict[str, str] | None = None) -> np.ndarray:
+    """Read ``<shape><pt>x y</pt>...</shape>`` as a counter-clockwise polygon (P×2, m)."""
+    pts = [parse_value(_PT, c.text, c, ctx, extra=extra) for c in node.children_named("pt")]
+    for c in node.children:
+        if c.tag != "pt":
+            ctx.warn(c, f"unknown tag <{c.tag}> in <shape> is ignored")
+    if len(pts) < 3:
+        raise ctx.error(node, f"<shape> needs at least 3 <pt>x y</pt> points, got {len(pts)}")
+    poly = np.array(pts, dtype=float)
+    area = polygon_area(poly)
+    if abs(area) < 1e-12:
+        raise ctx.error(node, "<shape> has zero area (its points are on one line); check the coordinates")
+    if area < 0:
+        poly = poly[::-1].copy()
+    return poly
+
+
+@dataclass
+class Block:
+    """A block instance.
+
+    Attributes:
+        name: unique name (default ``block001``, ``block002``, ...).
+        class_name: the block class it came from, or "".
+        params: the table above.
+        footprint: P×2 polygon in the block frame (m, counter-clockwise).
+        zmin, zmax: prism extent above the block pose (m).
+        geometry: the primitive, when given by ``<geometry>``.
+        sim: pose, velocity, publishing, animation.
+        visuals: visual models.
+        node: the instance node.
+    """
+
+    name: str
+    class_name: str
+    params: ParamValues
+    footprint: np.ndarray
+    zmin: float
+    zmax: float
+    geometry: Geometry | None
+    sim: SimulableSpec
+    visuals: list[Visual] = field(default_factory=list)
+    node: XmlNode | None = None
+
+    @property
+    def pose(self) -> tuple[float, float, float, float, float, float]:
+        """Current pose (x, y, z, yaw, pitch, roll), world frame (the initial pose until physics runs)."""
+        return self.sim.pose
+
+    @property
+    def is_static(self) -> bool:
+        return bool(self.params["static"])
+
+    @property
+    def is_intangible(self) -> bool:
+        return bool(self.params["intangible"])
+
+    def summary(self) -> str:
+        kind = "intangible" if self.is_intangible else "static" if self.is_static else "dynamic"
+        shape = self.geometry.type if self.geometry else f"{len(self.footprint)}-gon"
+        x, y, _, yaw, _, _ = self.pose
+        return (f"{self.name}{f' [{self.class_name}]' if self.class_name else ''}: {kind} {shape}, "
+                f"z {self.zmin:g}..{self.zmax:g} m, at ({x:.3g}, {y:.3g}, {math.degrees(yaw):.3g}°)")
+
+
+def build_block(nodes: Sequence[XmlNode], ctx: ParseContext, *, name: str, class_name: str = "") -> Block:
+    """Build a block from its instance node followed by its class node(s)."""
+    inst = nodes[0]
+    for n in nodes:
+        for c in n.children:
+            if c.tag not in KNOWN_TAGS:
+                ctx.warn(c, f"unknown tag <{c.tag}> in <{n.tag}> is ignored")
+    params = read_params(BLOCK_PARAMS, nodes, ctx)
+    scale = params["visual_scale"]
+    visuals: list[Visual] = []
+    for n in nodes:
+        visuals.extend(parse_visuals(n, ctx, scale_override=scale if math.isfinite(scale) else None))
+    geometry = None
+    footprint = None
+    zmin, zmax = params["zmin"], params["zmax"]
+    for n in nodes:
+        shape = n.child("shape")
+        geo = n.child("geometry")
+        sfv = n.child("shape_from_visual")
+        if geo is not None:
+            geometry = parse_geometry(geo, ctx)
+            footprint = _geometry_footprint(geometry)
+            if math.isnan(zmin):
+                zmin = 0.0
+            if math.isnan(zmax):
+                zmax = geometry.height()
+        elif shape is not None:
+            footprint = parse_shape(shape, ctx)
+        elif sfv is not None:
+            footprint, zz = _footprint_from_visuals(visuals, ctx, sfv, name)
+            if zz is not None:
+                if math.isnan(zmin):
+                    zmin = zz[0]
+                if math.isnan(zmax):
+                    zmax = zz[1]
+        if footprint is not None:
+            break
+    if footprint is None:
+        footprint = _DEFAULT_SQUARE.copy()
+    if math.isnan(zmin) or math.isnan(zmax):
+        vb = _visual_bounds(visuals)
+        if math.isnan(zmin):
+            zmin = float(vb[0, 2]) if vb is not None else 0.0
+        if math.isnan(zmax):
+            zmax = float(vb[1, 2]) if vb is not None else 1.0
+    if zmax < zmin:
+        where = params.where.get("zmax") or inst
+        raise ctx.error(where, f"block '{name}': zmax ({zmax:g} m) is below zmin ({zmin:g} m)")
+    sim = parse_simulable(nodes, ctx, what="block", name=name)
+    return Block(name=name, class_name=class_name, params=params, footprint=footprint, zmin=float(zmin),
+                 zmax=float(zmax), geometry=geometry, sim=sim, visuals=visuals, node=inst)
+
+
+WALL_MASS = 1e5  # kg: walls are static; mass and ground friction as upstream
+WALL_GROUND_FRICTION = 1e5
+
+
+def wall_block(seg, node: XmlNode) -> Block:
+    """A static block for one wall segment (``mvsim_core.elements.walls.WallSegment``)."""
+    from mvsim_core.xml.params import ParamValues as _PV
+
+    params = _PV()
+    for p in BLOCK_PARAMS:
+        params[p.name] = p.default
+    params.update(mass=WALL_MASS, ground_friction=WALL_GROUND_FRICTION, static=True, color=seg.color,
+                  zmin=seg.zmin, zmax=seg.zmax)
+    return Block(name=seg.name, class_name="", params=params, footprint=np.asarray(seg.polygon, dtype=float),
+                 zmin=float(seg.zmin), zmax=float(seg.zmax), geometry=None, sim=SimulableSpec(), node=node)
+
+
+def _visual_bounds(visuals: Sequence[Visual]) -> np.ndarray | None:
+    boxes = [v.bounds for v in visuals if v.bounds is not None]
+    if not boxes:
+        return None
+    b = np.array(boxes)
+    return np.array([b[:, 0, :].min(axis=0), b[:, 1, :].max(axis=0)])
+
+
+def _footprint_from_visuals(visuals: Sequence[Visual], ctx: ParseContext, node: XmlNode,
+                            name: str) -> tuple[np.ndarray, tuple[float, float] | None]:
+    """Convex footprint and z range of the visual models; bounding-box stand-ins when meshes are missing."""
+    from mvsim_core.io.meshes import convex_footprint, z_range
+
+    hulls = []
+    zs = []
+    for v in visuals:
+        m = v.mesh() if v.path is not None else None
+        if m is not None and len(m.vertices):
+            hulls.append(convex_footprint(m))
+            zs.append(z_range(m))
+    if hulls:
+        from mvsim_core.io.meshes import Mesh  # noqa: F401  (keeps the dependency explicit)
+
+        pts = np.vstack(hulls)
+        hull = _convex_hull(pts)
+        return hull, (min(z[0] for z in zs), max(z[1] for z in zs))
+    ctx.warn(node, "<shape_from_visual/>: no visual model is available; using a 1 m square footprint as a "
+                   "stand-in")
+    return _DEFAULT_SQUARE.copy(), None
+
+
+def _convex_hull(pts: np.ndarray) -> np.ndarray:
+    """Counter-clockwise convex hull of 2D points (monotone chain)."""
+    p = np.unique(np.round(pts, 12), axis=0)
+    if len(p) < 3:
+        return _DEFAULT_SQUARE.copy()
+    p = p[np.lexsort((p[:, 1], p[:, 0]))]
+
+    def cross(o, a, b):
+        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+    lower: list[np.ndarray] = []
+    for q in p:
+        while len(lower) >= 2 and cross(lower[-2], lower[-1], q) <= 0:
+            lower.pop()
+        lower.append(q)
+    upper: list[np.ndarray] = []
+    for q in p[::-1]:
+        while len(upper) >= 2 and cross(upper[-2], upper[-1], q) <= 0:
+            upper.pop()
+        upper.append(q)
+    return np.array(lower[:-1] + upper[:-1])

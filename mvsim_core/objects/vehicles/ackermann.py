@@ -1,0 +1,47 @@
+"""``ackermann``: car-like steering of the front axle (reference §1.11).
+
+The front wheels always sit at x = ``f_wheels_x`` and y = ±``f_wheels_d``/2, whatever their ``pos`` says.
+"""
+
+import math
+
+from mvsim_core.objects.vehicles.base import VehicleDynamics
+from mvsim_core.objects.wheel import Wheel
+from mvsim_core.xml.params import Kind, Param, ParamValues
+
+ACKERMANN_CHASSIS = ((-0.8, -1.0), (-0.8, 1.0), (1.5, 0.9), (1.8, 0.8), (1.8, -0.8), (1.5, -0.9))
+ACKERMANN_PARAMS = (
+    Param("max_steer_ang_deg", Kind.ANGLE, math.radians(30.0), "rad", positive=True,
+          doc="steering limit of the virtual centre wheel"),
+    Param("f_wheels_x", Kind.FLOAT, 1.3, "m", doc="front axle x in the vehicle frame"),
+    Param("f_wheels_d", Kind.FLOAT, 2.0, "m", positive=True, doc="front track width"),
+)
+
+
+class Ackermann(VehicleDynamics):
+    """Wheels ``rl_wheel`` (0, 0.9), ``rr_wheel`` (0, -0.9), ``fl_wheel``, ``fr_wheel`` (front axle)."""
+
+    xml_class = "ackermann"
+    family = "ackermann"
+    wheel_slots = (("rl_wheel", (0.0, 0.9)), ("rr_wheel", (0.0, -0.9)),
+                   ("fl_wheel", (1.3, 1.0)), ("fr_wheel", (1.3, -1.0)))
+    chassis_mass = 500.0
+    chassis_zmin = 0.20
+    chassis_zmax = 1.40
+    chassis_color = (0xE8, 0x30, 0x00, 255)
+    chassis_shape = ACKERMANN_CHASSIS
+    PARAMS = ACKERMANN_PARAMS
+
+    @classmethod
+    def extra_tags(cls) -> frozenset[str]:
+        # upstream's ackermann.vehicle.xml carries a <drivetrain> that plain ackermann ignores
+        return frozenset({"drivetrain"})
+
+    @classmethod
+    def adjust_wheels(cls, wheels: list[Wheel], params: ParamValues) -> None:
+        fx, fd = params["f_wheels_x"], params["f_wheels_d"]
+        for w in wheels:
+            if w.name == "fl_wheel":
+                w.x, w.y = fx, 0.5 * fd
+            elif w.name == "fr_wheel":
+                w.x, w.y = fx, -0.5 * fd

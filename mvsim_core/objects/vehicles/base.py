@@ -1,0 +1,264 @@
+"""Vehicles: ``<vehicle:class>`` definitions, ``<vehicle>`` instances and the dynamics-class registry (§1.11).
+
+A dynamics class (one file each in this package) declares its wheels with their default positions, its chassis
+defaults, its extra parameters and the controller family it takes. :func:`build_vehicle` reads an instance node and
+its class node together — the instance wins — with ``<include>``s inside either expanded in place.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from mvsim_core.objects.block import _footprint_from_visuals, parse_shape
+from mvsim_core.objects.simulable import SIMULABLE_TAGS, SimulableSpec, parse_simulable
+from mvsim_core.objects.visual import Visual, parse_visuals
+from mvsim_core.objects.wheel import Wheel, parse_wheel
+from mvsim_core.xml.context import ParseContext
+from mvsim_core.xml.flow import expanded
+from mvsim_core.xml.node import XmlNode
+from mvsim_core.xml.params import Color, Kind, Param, ParamValues, read_params
+
+VEHICLE_TAGS = frozenset({"dynamics", "friction", "sensor", "visual", "odometry", "log_path",
+                          "auto_start_recording"}) | SIMULABLE_TAGS
+
+
+class VehicleDynamics:
+    """Base of the dynamics classes (``<dynamics class="...">``).
+
+    Class attributes:
+        xml_class: the class name in world files.
+        family: controller family (``differential``, ``ackermann`` or ``ackermann_drivetrain``).
+        wheel_slots: (tag, default (x, y)) of each wheel, in upstream's wheel order.
+        chassis_mass, chassis_zmin, chassis_zmax, chassis_color, chassis_shape: chassis defaults.
+        PARAMS: extra child parameters of ``<dynamics>``.
+    """
+
+    xml_class: ClassVar[str] = ""
+    family: ClassVar[str] = ""
+    wheel_slots: ClassVar[tuple[tuple[str, tuple[float, float]], ...]] = ()
+    chassis_mass: ClassVar[float] = 15.0
+    chassis_zmin: ClassVar[float] = 0.05
+    chassis_zmax: ClassVar[float] = 0.6
+    chassis_color: ClassVar[Color] = (255, 0, 0, 255)
+    chassis_shape: ClassVar[tuple[tuple[float, float], ...]] = ()
+    PARAMS: ClassVar[tuple[Param, ...]] = ()
+    registry: ClassVar[dict[str, type[VehicleDynamics]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.xml_class:
+            VehicleDynamics.registry[cls.xml_class] = cls
+
+    def __init__(self, params: ParamValues, wheels: list[Wheel]) -> None:
+        self.params = params
+        self.wheels = wheels
+
+    @classmethod
+    def adjust_wheels(cls, wheels: list[Wheel], params: ParamValues) -> None:
+        """Hook for classes whose parameters move wheels (Ackermann front axle)."""
+
+    @classmethod
+    def extra_tags(cls) -> frozenset[str]:
+        return frozenset()
+
+    @classmethod
+    def read_extra(cls, dyn: XmlNode, ctx: ParseContext) -> dict[str, Any]:
+        """Hook for structured children of ``<dynamics>`` (the drivetrain)."""
+        return {}
+
+
+CHASSIS_ATTRS: tuple[Param, ...] = (
+    Param("mass", Kind.FLOAT, math.nan, "kg", positive=True),
+    Param("zmin", Kind.FLOAT, math.nan, "m"),
+    Param("zmax", Kind.FLOAT, math.nan, "m"),
+    Param("color", Kind.COLOR, None),
+    Param("linear_damping", Kind.FLOAT, 0.1, "1/s", min=0.0),
+    Param("angular_damping", Kind.FLOAT, 0.1, "1/s", min=0.0),
+)
+
+ODOMETRY_ATTRS: tuple[Param, ...] = (
+    Param("x_multiplier", Kind.FLOAT, 1.0),
+    Param("y_multiplier", Kind.FLOAT, 1.0),
+    Param("yaw_multiplier", Kind.FLOAT, 1.0),
+)
+
+
+@dataclass
+class Chassis:
+    """The vehicle body: mass (kg), prism z range (m, vehicle frame), colour, footprint (P×2, m, CCW), damping."""
+
+    mass: float
+    zmin: float
+    zmax: float
+    color: Color
+    footprint: np.ndarray
+    linear_damping: float = 0.1
+    angular_damping: float = 0.1
+
+
+@dataclass
+class Vehicle:
+    """A vehicle instance as declared in the world file.
+
+    Attributes:
+        name: unique name (default ``veh1``, ``veh2``, ...).
+        class_name: its ``<vehicle:class>``, or "".
+        dynamics: the dynamics-class object (wheels, extra parameters).
+        chassis: body description.
+        controller: controller description (``mvsim_core.dynamics.controllers``).
+        friction: friction-model description (``mvsim_core.dynamics.friction``), one shared by all wheels.
+        odometry_multipliers: (x, y, yaw) multipliers of the SE(2) odometry increments.
+        log_path: prefix of CSV log files; auto_start_recording: start logging at once.
+        sensors: name -> sensor, in file order.
+        sim: initial pose/velocity, publishing.
+        visuals: visual models.
+        node: the instance node.
+    """
+
+    name: str
+    class_name: str
+    dynamics: VehicleDynamics
+    chassis: Chassis
+    controller: Any
+    friction: Any
+    odometry_multipliers: tuple[float, float, float]
+    log_path: str
+    auto_start_recording: bool
+    sensors: dict[str, Any]
+    sim: SimulableSpec
+    visuals: list[Visual] = field(default_factory=list)
+    node: XmlNode | None = None
+
+    @property
+    def wheels(self) -> list[Wheel]:
+        return self.dynamics.wheels
+
+    @property
+    def pose(self) -> tuple[float, float, float, float, float, float]:
+        """Current pose (x, y, z, yaw, pitch, roll), world frame, m / rad (the initial pose until physics runs)."""
+        return self.sim.pose
+
+    def summary(self) -> str:
+        ctrl = getattr(self.controller, "xml_class", type(self.controller).__name__)
+        fric = getattr(self.friction, "xml_class", type(self.friction).__name__)
+        sens = ", ".join(f"{n} ({getattr(s, 'xml_class', '?')})" for n, s in self.sensors.items()) or "none"
+        x, y, _, yaw, _, _ = self.pose
+        return (f"{self.name} [class {self.class_name or '-'}]: dynamics {self.dynamics.xml_class}, "
+                f"controller {ctrl}, friction {fric}, {len(self.wheels)} wheels, at ({x:.3g}, {y:.3g}, "
+                f"{math.degrees(yaw):.3g}°); sensors: {sens}")
+
+
+def _first(nodes: Sequence[XmlNode], tag: str) -> XmlNode | None:
+    for n in nodes:
+        c = n.child(tag)
+        if c is not None:
+            return c
+    return None
+
+
+def build_vehicle(inst: XmlNode, cls_node: XmlNode | None, ctx: ParseContext, *, name: str,
+                  class_name: str = "") -> Vehicle:
+    """Build a vehicle from its instance node and (optionally) its class node."""
+    from mvsim_core.dynamics.controllers.base import controller_from_xml
+    from mvsim_core.dynamics.friction.base import friction_from_xml
+    from mvsim_core.sensors.base import sensor_from_xml
+
+    nodes = [expanded(inst, ctx)] + ([expanded(cls_node, ctx)] if cls_node is not None else [])
+    for n in nodes:
+        for c in n.children:
+            if c.tag not in VEHICLE_TAGS:
+                ctx.warn(c, f"unknown tag <{c.tag}> in <{n.tag}> is ignored")
+
+    dyn = _first(nodes, "dynamics")
+    if dyn is None:
+        raise ctx.error(inst, f"vehicle '{name}' has no <dynamics class=\"...\">; add one (classes: "
+                              f"{', '.join(VehicleDynamics.registry)})")
+    dclass = ctx.attr(dyn, "class")
+    if not dclass:
+        raise ctx.error(dyn, "<dynamics> needs a class=\"...\" attribute; classes: "
+                             f"{', '.join(VehicleDynamics.registry)}")
+    dcls = VehicleDynamics.registry.get(dclass)
+    if dcls is None:
+        raise ctx.error(dyn, f"unknown dynamics class '{dclass}'; known classes: "
+                             f"{', '.join(VehicleDynamics.registry)}", attr="class")
+
+    known = {s for s, _ in dcls.wheel_slots} | {p.name for p in dcls.PARAMS} | {"chassis", "controller"}
+    known |= dcls.extra_tags()
+    for c in dyn.children:
+        if c.tag not in known:
+            ctx.warn(c, f"unknown tag <{c.tag}> in <dynamics class=\"{dclass}\"> is ignored")
+    params = read_params(dcls.PARAMS, [dyn], ctx)
+    wheels = []
+    for slot, default_pos in dcls.wheel_slots:
+        wnode = dyn.child(slot)
+        if wnode is None:
+            ctx.warn(dyn, f"<dynamics class=\"{dclass}\"> has no <{slot}>; using the default wheel")
+        wheels.append(parse_wheel(slot, wnode, default_pos, ctx))
+    dcls.adjust_wheels(wheels, params)
+    dynamics = dcls(params, wheels)
+    for k, v in dcls.read_extra(dyn, ctx).items():
+        setattr(dynamics, k, v)
+
+    chassis = _read_chassis(dyn.child("chassis"), dcls, ctx, name)
+    controller = controller_from_xml(dyn.child("controller"), ctx, dcls.family)
+    friction = friction_from_xml(_first(nodes, "friction"), ctx)
+
+    # odometry noise: three draws per vehicle, always, so the random sequence does not depend on what is written
+    rng = ctx.rng
+    defaults = (rng.normal(1.0, 0.02), rng.normal(1.0, 0.02), rng.normal(1.0, 0.02))
+    odo = _first(nodes, "odometry")
+    mult = defaults
+    if odo is not None:
+        ov = read_params(ODOMETRY_ATTRS, [odo], ctx, attrs=True)
+        mult = tuple(ov[p.name] if p.name in ov.where else d for p, d in zip(ODOMETRY_ATTRS, defaults, strict=True))
+    log_node = _first(nodes, "log_path")
+    log_path = ctx.text(log_node) if log_node is not None else ""
+    asr = _first(nodes, "auto_start_recording")
+    auto_rec = False
+    if asr is not None:
+        auto_rec = ctx.text(asr).lower() in ("true", "1")
+
+    sim = parse_simulable(nodes, ctx, what="vehicle", name=name)
+    sensors: dict[str, Any] = {}
+    for n in nodes:
+        for snode in n.children_named("sensor"):
+            s = sensor_from_xml(snode, ctx, name)
+            if s.name in sensors:
+                raise ctx.error(snode, f"duplicate sensor name '{s.name}' in vehicle '{name}'; give each sensor a "
+                                       f"unique name=\"...\"")
+            sensors[s.name] = s
+    visuals = []
+    for n in nodes:
+        visuals.extend(parse_visuals(n, ctx))
+    if chassis.footprint.size == 0:
+        chassis.footprint = _footprint_from_visuals(visuals, ctx, dyn.child("chassis") or dyn, name)[0]
+    return Vehicle(name=name, class_name=class_name, dynamics=dynamics, chassis=chassis, controller=controller,
+                   friction=friction, odometry_multipliers=tuple(mult), log_path=log_path,
+                   auto_start_recording=auto_rec, sensors=sensors, sim=sim, visuals=visuals, node=inst)
+
+
+def _read_chassis(node: XmlNode | None, dcls: type[VehicleDynamics], ctx: ParseContext, name: str) -> Chassis:
+    shape = np.array(dcls.chassis_shape, dtype=float)
+    if node is None:
+        return Chassis(dcls.chassis_mass, dcls.chassis_zmin, dcls.chassis_zmax, dcls.chassis_color, shape)
+    p = read_params(CHASSIS_ATTRS, [node], ctx, attrs=True)
+    mass = dcls.chassis_mass if math.isnan(p.mass) else p.mass
+    zmin = dcls.chassis_zmin if math.isnan(p.zmin) else p.zmin
+    zmax = dcls.chassis_zmax if math.isnan(p.zmax) else p.zmax
+    if zmax < zmin:
+        raise ctx.error(node, f"chassis of '{name}': zmax ({zmax:g} m) is below zmin ({zmin:g} m)")
+    color = p.color if p.color is not None else dcls.chassis_color
+    s = node.child("shape")
+    if s is not None:
+        shape = parse_shape(s, ctx)
+    elif node.child("shape_from_visual") is not None:
+        shape = np.zeros((0, 2))  # resolved from the vehicle's visuals by the caller
+    for c in node.children:
+        if c.tag not in ("shape", "shape_from_visual"):
+            ctx.warn(c, f"unknown tag <{c.tag}> in <chassis> is ignored")
+    return Chassis(mass, zmin, zmax, color, shape, p.linear_damping, p.angular_damping)

@@ -1,0 +1,273 @@
+"""``<sensor class="..." name="...">``: what every sensor declares (reference §1.12).
+
+A sensor is described by its class (``laser``, ``lidar3d``, ``camera``, ``rgbd_camera``, ``imu``, ``gnss``), a name, the
+vehicle it rides on (``parent``; "" for a standalone sensor placed in the world), a sampling period, its pose on the
+vehicle and a table of class parameters with upstream's defaults. Each class lives in its own module and registers
+itself here through :meth:`Sensor.__init_subclass__`; :func:`sensor_from_xml` picks the class from ``class="..."``.
+
+Substitution: every value inside a sensor is read with two extra variables, ``NAME`` (the sensor's name) and
+``PARENT_NAME`` (its vehicle's name), so ``<publish_topic>/${PARENT_NAME}/${NAME}</publish_topic>`` becomes
+``/r1/laser1``. Included definition files keep these two untouched during text substitution for exactly this reason.
+
+Frames and units: ``pose`` is (x, y, z, yaw, pitch, roll) of the sensor in its vehicle's frame (the world frame for a
+standalone sensor), metres and radians, yaw-pitch-roll order as everywhere in MVSim. ``period`` is in seconds of
+simulated time.
+
+The simulation (sampling, ray casting, rendering) comes later as methods of these same classes; :attr:`Sensor.last`
+holds the latest observation once it exists.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any, ClassVar
+
+from mvsim_core.objects.visual import Visual, parse_visuals
+from mvsim_core.xml.context import ParseContext
+from mvsim_core.xml.node import XmlNode
+from mvsim_core.xml.params import (
+    Kind,
+    Param,
+    ParamValues,
+    parse_value,
+    read_params,
+    table_names,
+    warn_unknown_children,
+)
+
+Pose3D = tuple[float, float, float, float, float, float]
+"""(x, y, z, yaw, pitch, roll): metres and radians."""
+
+ZERO_POSE: Pose3D = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+COMMON_PARAMS: tuple[Param, ...] = (
+    Param("sensor_period", Kind.FLOAT, 0.1, "s", positive=True, doc="time between two samples"),
+    Param("save_to_rawlog", Kind.STRING, "", doc="MRPT rawlog file to save every observation to (\"\" = none)"),
+)
+"""Parameters read by every sensor class."""
+
+# Pose tags. Which of them a class reads is its POSE_TAGS; they are applied in document order (see _read_pose).
+POSE_2D = Param("pose", Kind.POSE2D, None, "m, rad", doc="x y yaw_deg on the vehicle; z from <height>")
+POSE_3D = Param("pose_3d", Kind.POSE3D, None, "m, rad", doc="x y z yaw_deg pitch_deg roll_deg on the vehicle")
+HEIGHT = Param("height", Kind.FLOAT, None, "m", doc="z of the sensor on the vehicle")
+_POSE_PARAMS = {p.name: p for p in (POSE_2D, POSE_3D, HEIGHT)}
+
+PUBLISH_TOPIC = Param("publish_topic", Kind.STRING, "", doc="ZMQ topic (not ROS)")
+_ENABLED = Param("enabled", Kind.BOOL, True)
+
+
+def count_param(name: str, default: int, doc: str = "", *, unit: str = "") -> Param:
+    """A count (rays, pixels) read the way upstream reads ``%i``/``%u``: as a number whose fraction is dropped.
+
+    Shipped presets compute counts with ``$f{}`` (``horz_nrays`` of the VLP-16 is ``$f{0.1/55.296e-6}`` = ``1808.45``
+    after ``%g`` formatting); upstream's ``sscanf`` keeps the integer part, and so do we. The value must be ≥ 1.
+    """
+    return Param(name, Kind.FLOAT, default, unit, doc=doc or "count (≥ 1; a fractional part is dropped)")
+
+
+class Sensor:
+    """Base of every sensor class.
+
+    Class attributes (set by each subclass):
+        xml_class: the value of ``class="..."`` that selects the subclass.
+        name_prefix: prefix of default names (``laser`` → ``laser1``, ``laser2``, ...).
+        PARAMS: class-specific parameters (the common ones are :data:`COMMON_PARAMS`).
+        COUNTS: names in PARAMS that are counts (see :func:`count_param`); stored as ``int``.
+        POSE_TAGS: which of ``pose``, ``pose_3d``, ``height`` the class reads.
+        DEFAULT_POSE: pose on the vehicle when none is written.
+        registry: xml class -> subclass, filled automatically.
+
+    Attributes:
+        name: unique label of the sensor (also its ROS frame / topic stem).
+        parent: name of the vehicle carrying it, "" for a standalone sensor.
+        params: typed values of COMMON_PARAMS + PARAMS (angles in rad, lengths in m, times in s).
+        node: the ``<sensor>`` element (for messages).
+        period: s between samples (> 0).
+        pose: (x, y, z, yaw, pitch, roll) on the vehicle, m / rad.
+        publish_topic: ZMQ topic the observations go to, or None when not published.
+        visuals: custom 3D models drawn for the sensor.
+        last: the latest observation, None until the simulation produces one.
+    """
+
+    xml_class: ClassVar[str] = ""
+    name_prefix: ClassVar[str] = ""
+    registry: ClassVar[dict[str, type[Sensor]]] = {}
+    PARAMS: ClassVar[tuple[Param, ...]] = ()
+    COUNTS: ClassVar[tuple[str, ...]] = ()
+    POSE_TAGS: ClassVar[tuple[str, ...]] = ("pose_3d",)
+    DEFAULT_POSE: ClassVar[Pose3D] = ZERO_POSE
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.xml_class:
+            Sensor.registry[cls.xml_class] = cls
+
+    def __init__(self, *, name: str, parent: str, params: ParamValues, node: XmlNode, pose: Pose3D,
+                 publish_topic: str | None = None, visuals: list[Visual] | None = None) -> None:
+        self.name = name
+        self.parent = parent
+        self.params = params
+        self.node = node
+        self.period: float = float(params["sensor_period"])
+        self.pose: Pose3D = pose
+        self.publish_topic = publish_topic
+        self.visuals: list[Visual] = visuals if visuals is not None else []
+        self.last: Any = None
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def all_params(cls) -> tuple[Param, ...]:
+        """COMMON_PARAMS followed by the class's PARAMS."""
+        return COMMON_PARAMS + cls.PARAMS
+
+    @classmethod
+    def known_tags(cls) -> frozenset[str]:
+        """Every child tag the class reads (anything else is warned about and skipped)."""
+        return table_names(cls.all_params()) | frozenset(cls.POSE_TAGS) | {"publish", "visual"}
+
+    @classmethod
+    def from_xml(cls, node: XmlNode, ctx: ParseContext, parent: str) -> Sensor:
+        """Build a sensor from its ``<sensor>`` element.
+
+        Called on :class:`Sensor` itself, dispatches on ``class="..."`` (see :func:`sensor_from_xml`).
+
+        Args:
+            node: the ``<sensor>`` element (already text-substituted if it came from an include).
+            ctx: parse context (variables, counters for default names, warnings).
+            parent: name of the carrying vehicle, "" for a standalone sensor.
+
+        Raises:
+            WorldFileError: a bad value, located at its file and line.
+        """
+        if cls is Sensor:
+            return sensor_from_xml(node, ctx, parent)
+        name = _read_name(node, ctx, parent, cls.name_prefix)
+        extra = {"NAME": name, "PARENT_NAME": parent}
+        warn_unknown_children(node, cls.known_tags(), ctx, f'<sensor class="{cls.xml_class}">')
+        params = read_params(cls.all_params(), [node], ctx, extra=extra)
+        for count in cls.COUNTS:
+            params[count] = _to_count(params, count, node, ctx)
+        pose = _read_pose(node, ctx, cls.POSE_TAGS, cls.DEFAULT_POSE, extra)
+        topic = _read_publish(node, ctx, extra)
+        visuals = parse_visuals(node, ctx, extra=extra)
+        sensor = cls(name=name, parent=parent, params=params, node=node, pose=pose, publish_topic=topic,
+                     visuals=visuals)
+        sensor._validate(ctx)
+        return sensor
+
+    def _validate(self, ctx: ParseContext) -> None:
+        """Cross-parameter checks of the subclass (single-value ranges are in the Param tables)."""
+
+    # ------------------------------------------------------------------ helpers for subclasses
+    def where(self, *names: str) -> XmlNode:
+        """The element where the first of ``names`` that was written explicitly is, else the ``<sensor>`` itself."""
+        for n in names:
+            w = self.params.where.get(n)
+            if w is not None:
+                return w
+        return self.node
+
+    # ------------------------------------------------------------------ description
+    @property
+    def rate(self) -> float:
+        """Samples per second (Hz)."""
+        return 1.0 / self.period
+
+    def details(self) -> str:
+        """Class-specific part of :meth:`summary` (e.g. ``181 rays, 180°``); "" for none."""
+        return ""
+
+    def summary(self) -> str:
+        """One line: ``laser1 (laser, 181 rays, 180°, 20 Hz)``."""
+        parts = [self.xml_class]
+        d = self.details()
+        if d:
+            parts.append(d)
+        parts.append(f"{self.rate:.4g} Hz")
+        return f"{self.name} ({', '.join(parts)})"
+
+    def __repr__(self) -> str:
+        owner = f" on {self.parent}" if self.parent else ""
+        return f"<{type(self).__name__} {self.summary()}{owner}>"
+
+
+def sensor_from_xml(node: XmlNode, ctx: ParseContext, parent: str) -> Sensor:
+    """Build the sensor described by a ``<sensor class="...">`` element (class chosen by the attribute).
+
+    Raises:
+        WorldFileError: missing or unknown ``class`` (the message lists the known classes), or a bad value.
+    """
+    known = ", ".join(sorted(Sensor.registry))
+    cls_name = ctx.attr(node, "class", extra={"PARENT_NAME": parent})
+    if not cls_name:
+        raise ctx.error(node, f'<sensor> needs the attribute class="..."; known sensor classes: {known}')
+    cls = Sensor.registry.get(cls_name)
+    if cls is None:
+        raise ctx.error(node, f'unknown sensor class "{cls_name}"; known sensor classes: {known}', attr="class")
+    return cls.from_xml(node, ctx, parent)
+
+
+# ---------------------------------------------------------------------- reading pieces
+def _read_name(node: XmlNode, ctx: ParseContext, parent: str, prefix: str) -> str:
+    """``name="..."`` (substituted, with PARENT_NAME available), or the next default ``<prefix><n>``.
+
+    Default names are numbered per prefix over the whole world (``laser1``, ``laser2``, ... across vehicles); upstream
+    numbers them by the count of sensors already on the same vehicle, which gives duplicates across vehicles.
+    """
+    raw = ctx.attr(node, "name", extra={"PARENT_NAME": parent})
+    if raw:
+        return raw
+    return f"{prefix}{ctx.next_index(prefix)}"
+
+
+def _to_count(params: ParamValues, name: str, node: XmlNode, ctx: ParseContext) -> int:
+    v = params[name]
+    where = params.where.get(name, node)
+    label = f"<{name}>"
+    if not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise ctx.error(where, f"{label} must be a whole number ≥ 1 (got {v})")
+    n = int(v)  # drop the fraction, as C's %i does
+    if n < 1:
+        raise ctx.error(where, f"{label} must be a whole number ≥ 1 (got {v:g})")
+    return n
+
+
+def _read_pose(node: XmlNode, ctx: ParseContext, tags: Iterable[str], default: Pose3D,
+               extra: dict[str, str]) -> Pose3D:
+    """The sensor pose from ``pose`` / ``pose_3d`` / ``height``, applied in the order they are written.
+
+    ``pose_3d`` sets all six values; ``pose`` sets x, y, yaw and zeroes pitch and roll; ``height`` sets z.
+    Upstream's ``pose`` also resets z to 0, so a ``<height>`` written *before* ``<pose>`` is lost there; here ``pose``
+    keeps z, so ``<height>`` counts wherever it is written.
+    """
+    allowed = set(tags)
+    x, y, z, yaw, pitch, roll = default
+    for c in node.children:
+        if c.tag not in allowed:
+            continue
+        v = parse_value(_POSE_PARAMS[c.tag], c.text, c, ctx, extra=extra)
+        if c.tag == "pose_3d":
+            x, y, z, yaw, pitch, roll = v
+        elif c.tag == "pose":
+            x, y, yaw = v
+            pitch = roll = 0.0
+        else:
+            z = v
+    return (x, y, z, yaw, pitch, roll)
+
+
+def _read_publish(node: XmlNode, ctx: ParseContext, extra: dict[str, str]) -> str | None:
+    """``<publish enabled="true|false"><publish_topic>...</publish_topic></publish>`` -> topic or None."""
+    pub = node.child("publish")
+    if pub is None:
+        return None
+    if "enabled" in pub.attrs:
+        enabled = parse_value(_ENABLED, pub.attrs["enabled"], pub, ctx, attr="enabled", extra=extra)
+    else:
+        enabled = True
+    warn_unknown_children(pub, {PUBLISH_TOPIC.name}, ctx, "<publish> of a sensor")
+    if not enabled:
+        return None
+    topic = read_params((PUBLISH_TOPIC,), [pub], ctx, extra=extra)[PUBLISH_TOPIC.name]
+    return topic or None

@@ -1,0 +1,108 @@
+"""``<sensor class="camera">``: an RGB pinhole camera (reference §1.12).
+
+The camera looks along +z of its own (optical) frame, with +x right and +y down in the image. Its ``pose_3d`` gives
+that optical frame on the vehicle; upstream's default ``0 0 0.5 90 0 90`` and the shipped ``camera.sensor.xml``'s
+``yaw -90, roll -90`` both turn +z forward. Intrinsics are in pixels; pixel (u, v) of a point (x, y, z) in the optical
+frame is (cx + fx·x/z, cy + fy·y/z). Scene parts nearer than ``clip_min`` or farther than ``clip_max`` are not drawn.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from mvsim_core.sensors.base import Pose3D, Sensor, count_param
+from mvsim_core.xml.context import ParseContext
+from mvsim_core.xml.params import Kind, Param
+
+CAMERA_DEFAULT_POSE: Pose3D = (0.0, 0.0, 0.5, math.radians(90.0), 0.0, math.radians(90.0))
+"""Upstream's default optical-frame pose of cameras on the vehicle (m, rad)."""
+
+
+@dataclass(frozen=True)
+class PinholeModel:
+    """Intrinsics of a pinhole camera without distortion.
+
+    Attributes:
+        ncols, nrows: image size (px).
+        cx, cy: principal point (px). fx, fy: focal lengths (px).
+    """
+
+    ncols: int
+    nrows: int
+    cx: float
+    cy: float
+    fx: float
+    fy: float
+
+    @property
+    def K(self) -> np.ndarray:
+        """3×3 intrinsic matrix [[fx, 0, cx], [0, fy, cy], [0, 0, 1]] (float64)."""
+        return np.array([[self.fx, 0.0, self.cx], [0.0, self.fy, self.cy], [0.0, 0.0, 1.0]])
+
+    @property
+    def hfov(self) -> float:
+        """Horizontal field of view (rad) for a centred principal point: 2·atan(ncols / (2 fx))."""
+        return 2.0 * math.atan2(0.5 * self.ncols, self.fx)
+
+    def __str__(self) -> str:
+        return f"{self.ncols}×{self.nrows}"
+
+
+def pinhole_params(prefix: str = "") -> tuple[Param, ...]:
+    """The six intrinsic parameters with upstream's defaults (640×480, c = (320, 240), f = 500 px)."""
+    return (
+        count_param(f"{prefix}ncols", 640, "image width (px)", unit="px"),
+        count_param(f"{prefix}nrows", 480, "image height (px)", unit="px"),
+        Param(f"{prefix}cx", Kind.FLOAT, 320.0, "px", doc="principal point, column"),
+        Param(f"{prefix}cy", Kind.FLOAT, 240.0, "px", doc="principal point, row"),
+        Param(f"{prefix}fx", Kind.FLOAT, 500.0, "px", positive=True, doc="focal length along x"),
+        Param(f"{prefix}fy", Kind.FLOAT, 500.0, "px", positive=True, doc="focal length along y"),
+    )
+
+
+def pinhole_from(sensor: Sensor, prefix: str = "") -> PinholeModel:
+    """The :class:`PinholeModel` of the parameters written with ``prefix`` (``""``, ``"rgb_"``, ``"depth_"``)."""
+    p = sensor.params
+    return PinholeModel(int(p[f"{prefix}ncols"]), int(p[f"{prefix}nrows"]), float(p[f"{prefix}cx"]),
+                        float(p[f"{prefix}cy"]), float(p[f"{prefix}fx"]), float(p[f"{prefix}fy"]))
+
+
+def check_clip(sensor: Sensor, ctx: ParseContext, lo: str, hi: str) -> None:
+    """Error unless clip distance ``lo`` < ``hi``."""
+    a, b = float(sensor.params[lo]), float(sensor.params[hi])
+    if not a < b:
+        raise ctx.error(sensor.where(lo, hi), f"<{lo}> ({a:g} m) must be smaller than <{hi}> ({b:g} m)")
+
+
+class Camera(Sensor):
+    """RGB camera; class ``camera``, default names ``camera1``, ``camera2``, ...
+
+    Parameters (upstream default, unit): ncols 640, nrows 480 (px); cx 320, cy 240, fx 500, fy 500 (px; note that
+    cx/cy do not follow ncols/nrows: set them too when changing the size); clip_min 0.01 m, clip_max 1e4 m.
+    Pose: ``pose_3d`` of the optical frame (default ``0 0 0.5 90 0 90``).
+    """
+
+    xml_class: ClassVar[str] = "camera"
+    name_prefix: ClassVar[str] = "camera"
+    DEFAULT_POSE: ClassVar[Pose3D] = CAMERA_DEFAULT_POSE
+    COUNTS: ClassVar[tuple[str, ...]] = ("ncols", "nrows")
+    PARAMS: ClassVar[tuple[Param, ...]] = (
+        *pinhole_params(),
+        Param("clip_min", Kind.FLOAT, 1e-2, "m", positive=True, doc="near clipping distance"),
+        Param("clip_max", Kind.FLOAT, 1e4, "m", positive=True, doc="far clipping distance"),
+    )
+
+    @property
+    def intrinsics(self) -> PinholeModel:
+        """Image size and pinhole intrinsics."""
+        return pinhole_from(self)
+
+    def details(self) -> str:
+        return str(self.intrinsics)
+
+    def _validate(self, ctx: ParseContext) -> None:
+        check_clip(self, ctx, "clip_min", "clip_max")

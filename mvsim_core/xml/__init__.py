@@ -1,0 +1,1 @@
+"""The MVSim world-file language: lenient XML, substitutions, flow control, typed parameters."""

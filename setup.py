@@ -1,0 +1,60 @@
+"""ament_python package mvsim_ros2: the mvsim_core simulator and its ROS 2 bridge."""
+
+from glob import glob
+
+from setuptools import find_packages, setup
+
+PACKAGE = "mvsim_ros2"
+
+
+def tree(pattern: str) -> list[str]:
+    return sorted(p for p in glob(pattern, recursive=True) if not p.endswith("/"))
+
+
+def data_dirs(top: str) -> list[tuple[str, list[str]]]:
+    """(install dir, files) pairs keeping the folder structure under share/<package>/<top>."""
+    out: dict[str, list[str]] = {}
+    import os
+
+    for path in tree(f"{top}/**/*"):
+        if os.path.isfile(path):
+            out.setdefault(os.path.join("share", PACKAGE, os.path.dirname(path)), []).append(path)
+    return sorted(out.items())
+
+
+setup(
+    name=PACKAGE,
+    version="0.1.0",
+    packages=find_packages(include=["mvsim_core", "mvsim_core.*", "mvsim_ros2", "mvsim_ros2.*"]),
+    package_data={"mvsim_core": ["comms/proto/*.proto"]},
+    data_files=[
+        ("share/ament_index/resource_index/packages", ["resource/" + PACKAGE]),
+        ("share/" + PACKAGE, ["package.xml"]),
+        *data_dirs("launch"),
+        *data_dirs("config"),
+        *data_dirs("worlds"),
+        *data_dirs("rviz"),
+    ],
+    python_requires=">=3.10",
+    install_requires=[
+        "numpy>=1.24,<2.5",
+        "pillow>=9",
+        "pyyaml>=6",
+        "scipy>=1.10",
+        "trimesh>=4",
+        "pycollada>=0.8",
+        "networkx>=3",
+    ],
+    extras_require={"test": ["pytest>=7", "hypothesis>=6", "ruff>=0.5"]},
+    zip_safe=True,
+    maintainer="mvsim_ros2 developers",
+    maintainer_email="mvsim-ros2@users.noreply.github.com",
+    description="MVSim multi-vehicle simulator in pure Python, with a ROS 2 bridge",
+    license="BSD-3-Clause",
+    entry_points={
+        "console_scripts": [
+            "mvsim = mvsim_core.cli:main",
+            "mvsim_node = mvsim_ros2.node:main",
+        ],
+    },
+)

@@ -1,0 +1,75 @@
+"""Text substitution (included files) and value substitution (every parameter)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mvsim_core.rng import WorldRandom
+from mvsim_core.xml.substitution import SubstitutionError, substitute_text, substitute_value
+
+
+def sv(value, variables=None, env=None, **kw):
+    return substitute_value(value, variables or {}, env=env or {}, rng=WorldRandom(0), **kw)
+
+
+def test_text_variables_env_default_and_retained():
+    text = "${a} ${HOME_X} ${b|7} /${PARENT_NAME}/${NAME} ${c|${a}}"
+    out = substitute_text(text, {"a": "1"}, {"HOME_X": "/h"})
+    assert out == "1 /h 7 /${PARENT_NAME}/${NAME} 1"
+
+
+def test_text_undefined_variable_reports_offset():
+    with pytest.raises(SubstitutionError) as ei:
+        substitute_text("abc\n${nope}", {}, {})
+    assert ei.value.offset == 4
+    assert "undefined variable ${nope}" in ei.value.message
+
+
+def test_text_cycle_is_detected():
+    with pytest.raises(SubstitutionError) as ei:
+        substitute_text("${a}", {"a": "${b}", "b": "${a}"}, {})
+    assert "refer to each other" in ei.value.message and "a" in ei.value.message
+
+
+def test_value_engine_order_and_math_formatting():
+    assert sv("${X}", {"X": "2"}) == "2"
+    assert sv("$env{E}", env={"E": "3"}) == "3"
+    assert sv("$f{0.5*ROOM}", {"ROOM": "10"}) == "5"
+    assert sv("$f{1/3}") == "0.333333"
+    assert sv("$f{1234567*1}") == "1.23457e+06"
+    assert sv("${A}", {"A": "$f{2*B}", "B": "4"}) == "8"  # substituted values are substituted again
+
+
+def test_value_unknown_variable_lists_known():
+    with pytest.raises(SubstitutionError) as ei:
+        sv("${Y}", {"X": "1"})
+    assert ei.value.message == "unknown variable ${Y}; known variables: X"
+
+
+def test_value_env_unset():
+    with pytest.raises(SubstitutionError, match="environment variable 'NOPE'"):
+        sv("$env{NOPE}")
+
+
+def test_shell_refused_without_permission(tmp_path):
+    marker = tmp_path / "ran"
+    with pytest.raises(SubstitutionError, match="refused to run shell command"):
+        sv(f"$(touch {marker})")
+    assert not marker.exists()
+
+
+def test_shell_allowed(tmp_path):
+    assert sv("$(printf ' ab\\ncd ')", allow_shell=True) == "abcd"
+    with pytest.raises(SubstitutionError, match="exit status 3"):
+        sv("$(exit 3)", allow_shell=True)
+
+
+def test_value_cycle_detected():
+    with pytest.raises(SubstitutionError, match="refer to each other"):
+        sv("${a}", {"a": "${b}", "b": "${a}"})
+
+
+def test_math_error_is_reported_with_expression():
+    with pytest.raises(SubstitutionError) as ei:
+        sv("$f{1 + }")
+    assert "in $f{1 + }" in ei.value.message
