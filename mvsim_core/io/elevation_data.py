@@ -19,7 +19,6 @@ import re
 from pathlib import Path
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from mvsim_core.errors import AssetError
 from mvsim_core.io.image_map import luminance, read_image_array
@@ -98,8 +97,10 @@ def parse_matrix_text(text: str) -> np.ndarray:
                 raise ValueError(f"matrix row {len(rows) + 1}: '{tok}' is not a finite number")
             row.append(val)
         if rows and len(row) != len(rows[0]):
-            raise ValueError(f"matrix rows have different lengths: row {len(rows) + 1} has {len(row)} values but "
-                             f"row 1 has {len(rows[0])}")
+            raise ValueError(
+                f"matrix rows have different lengths: row {len(rows) + 1} has {len(row)} values but "
+                f"row 1 has {len(rows[0])}"
+            )
         rows.append(row)
     if not rows:
         raise ValueError(f"empty matrix text {text.strip()!r}")
@@ -193,9 +194,16 @@ def resample_dem(points: np.ndarray, resolution: float) -> tuple[np.ndarray, flo
     heights[filled] = sums[filled] / counts[filled]
     holes = np.flatnonzero(~filled)
     if holes.size:
-        tree = cKDTree(xyz[:, :2])
+        tree = _kdtree()(xyz[:, :2])
         cx = x_min + (holes // ny + 0.5) * res
         cy = y_min + (holes % ny + 0.5) * res
         _, nearest = tree.query(np.column_stack([cx, cy]), k=1)
         heights[holes] = xyz[nearest, 2]
     return heights.reshape(nx, ny), x_min, y_min
+
+
+def _kdtree():
+    """scipy's cKDTree, imported on first use (scipy.spatial costs ~0.2 s to import)."""
+    from scipy.spatial import cKDTree
+
+    return cKDTree

@@ -20,9 +20,9 @@ IndexLike = int | np.integer | np.ndarray
 CoordLike = float | np.floating | np.ndarray
 
 
-@dataclass
+@dataclass(eq=False)
 class GridMap:
-    """A regular 2D occupancy grid.
+    """A regular 2D occupancy grid (equality is by identity).
 
     Attributes:
         occupancy: float32 array, shape ``(ny, nx)``, indexed ``[iy, ix]``; value = probability in ``[0, 1]`` that

@@ -55,8 +55,11 @@ def read_image_array(path: str | Path) -> np.ndarray:
     """
     p = Path(path)
     if not p.exists():
-        raise AssetError(str(path), "image file not found (check the path; relative paths are resolved against the "
-                                    "directory of the file that references it)")
+        raise AssetError(
+            str(path),
+            "image file not found (check the path; relative paths are resolved against the "
+            "directory of the file that references it)",
+        )
     if not p.is_file():
         raise AssetError(str(path), "is not a regular file (expected an image such as .png/.jpg/.bmp)")
     try:
@@ -68,8 +71,9 @@ def read_image_array(path: str | Path) -> np.ndarray:
     except AssetError:
         raise
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError, Image.DecompressionBombError) as e:
-        raise AssetError(str(path), f"cannot decode image ({type(e).__name__}: {e}); re-save it as an 8-bit "
-                                    "grayscale or RGB PNG") from e
+        raise AssetError(
+            str(path), f"cannot decode image ({type(e).__name__}: {e}); re-save it as an 8-bit grayscale or RGB PNG"
+        ) from e
 
 
 def _to_float_array(img: Image.Image) -> np.ndarray:

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from scipy.spatial import ConvexHull, QhullError
 
 from mvsim_core.errors import AssetError
 
@@ -56,9 +55,11 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return a
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Mesh:
     """An immutable triangle/line mesh (arrays are read-only so cached instances can be shared safely).
+
+    Equality and hashing are by identity (numpy arrays have no single truth value).
 
     Attributes:
         vertices: ``(N, 3)`` float64 positions [m] in the model frame (see module docstring); coincident vertices
@@ -97,9 +98,7 @@ class Mesh:
         f = _index_array(faces, 3, v.shape[0], "faces")
         ln = _index_array(lines, 2, v.shape[0], "lines")
 
-        _, first, inverse = np.unique(
-            np.round(v, _MERGE_DECIMALS), axis=0, return_index=True, return_inverse=True
-        )
+        _, first, inverse = np.unique(np.round(v, _MERGE_DECIMALS), axis=0, return_index=True, return_inverse=True)
         inverse = np.asarray(inverse).reshape(-1)
         used = np.zeros(first.shape[0], dtype=bool)
         f = inverse[f]
@@ -199,8 +198,11 @@ def load_mesh(path: str | Path, scale: float = 1.0, *, collada_axes: ColladaAxes
         resolved = p.resolve()
         st = resolved.stat()
     except (OSError, RuntimeError) as e:
-        raise AssetError(str(path), "mesh file not found (check <model_uri>; relative paths are resolved against "
-                                    f"the directory of the XML file that references it): {e}") from e
+        raise AssetError(
+            str(path),
+            "mesh file not found (check <model_uri>; relative paths are resolved against "
+            f"the directory of the XML file that references it): {e}",
+        ) from e
     if not resolved.is_file():
         raise AssetError(str(path), "is not a regular file (expected a .dae/.obj/.stl/.ply mesh)")
     return _load_mesh_cached(str(resolved), st.st_mtime_ns, st.st_size, s, collada_axes)
@@ -217,8 +219,10 @@ def _load_mesh_cached(resolved: str, mtime_ns: int, size: int, scale: float, col
     elif ext == ".fbx":
         raise AssetError(resolved, "FBX models are not supported; convert the model to .dae, .glb or .obj")
     else:
-        raise AssetError(resolved, f"unsupported mesh format '{ext or '(none)'}'; supported: .dae, "
-                                   + ", ".join(sorted(_TRIMESH_EXTS)))
+        raise AssetError(
+            resolved,
+            f"unsupported mesh format '{ext or '(none)'}'; supported: .dae, " + ", ".join(sorted(_TRIMESH_EXTS)),
+        )
     if verts.shape[0] == 0:
         raise AssetError(resolved, "the file contains no mesh geometry (no triangles or lines)")
     try:
@@ -271,8 +275,9 @@ def _read_collada(path: str, collada_axes: str) -> tuple[np.ndarray, np.ndarray,
             unit = doc.assetInfo.unitmeter if doc.assetInfo is not None else None
             up = doc.assetInfo.upaxis if doc.assetInfo is not None else None
     except Exception as e:  # pycollada/lxml raise many unrelated types for malformed files
-        raise AssetError(path, f"cannot parse COLLADA file ({type(e).__name__}: {e}); re-export it from your 3D "
-                               "tool") from e
+        raise AssetError(
+            path, f"cannot parse COLLADA file ({type(e).__name__}: {e}); re-export it from your 3D tool"
+        ) from e
     if not vert_chunks:
         return np.zeros((0, 3)), np.zeros((0, 3), np.int64), np.zeros((0, 2), np.int64)
     verts = np.concatenate(vert_chunks)
@@ -349,21 +354,40 @@ def wireframe_segments(
     return np.ascontiguousarray(seg[np.sort(idx)])
 
 
+def convex_hull_2d(points: np.ndarray) -> np.ndarray:
+    """Counter-clockwise convex hull of 2D points (Andrew's monotone chain), ``(P, 2)`` float64.
+
+    Collinear points on the hull are dropped. Fewer than 3 distinct points, or all collinear, give the axis-aligned
+    bounding rectangle (4 points, possibly of zero area).
+    """
+    p = np.unique(np.round(np.asarray(points, dtype=np.float64)[:, :2], 12), axis=0)  # sorted by x, then y
+
+    def half(seq: np.ndarray) -> list[np.ndarray]:
+        chain: list[np.ndarray] = []
+        for q in seq:
+            while len(chain) >= 2:
+                o, a = chain[-2], chain[-1]
+                if (a[0] - o[0]) * (q[1] - o[1]) - (a[1] - o[1]) * (q[0] - o[0]) > 0:
+                    break
+                chain.pop()
+            chain.append(q)
+        return chain
+
+    if p.shape[0] >= 3:
+        hull = half(p)[:-1] + half(p[::-1])[:-1]
+        if len(hull) >= 3:
+            return np.ascontiguousarray(hull, dtype=np.float64)
+    (x0, y0), (x1, y1) = p.min(axis=0), p.max(axis=0)
+    return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], dtype=np.float64)
+
+
 def convex_footprint(mesh: Mesh) -> np.ndarray:
     """2D convex hull of the XY projection of all vertices, counter-clockwise, ``(P, 2)`` float64 [m].
 
     Degenerate inputs (fewer than 3 distinct points, or all collinear) return their axis-aligned bounding rectangle
     (4 points, possibly of zero area).
     """
-    xy = np.unique(np.round(mesh.vertices[:, :2], 12), axis=0)
-    if xy.shape[0] >= 3:
-        try:
-            hull = ConvexHull(xy)
-            return np.ascontiguousarray(xy[hull.vertices], dtype=np.float64)
-        except QhullError:
-            pass
-    (x0, y0), (x1, y1) = xy.min(axis=0), xy.max(axis=0)
-    return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], dtype=np.float64)
+    return convex_hull_2d(mesh.vertices)
 
 
 def z_range(mesh: Mesh) -> tuple[float, float]:

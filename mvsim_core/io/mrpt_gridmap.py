@@ -186,8 +186,7 @@ def parse_mrpt_gridmap_bytes(data: bytes) -> tuple[GridMap, int]:
     n_cells = size_x * size_y
     nbytes = n_cells * (bits // 8)
     if nbytes > r.remaining():
-        raise _Truncated(f"cells: need {nbytes} bytes ({size_x} x {size_y} x {bits // 8}), "
-                         f"only {r.remaining()} left")
+        raise _Truncated(f"cells: need {nbytes} bytes ({size_x} x {size_y} x {bits // 8}), only {r.remaining()} left")
     raw = r.take(nbytes, "cells")
     if version < 3:
         # Old dumps stored probability-of-free as unsigned bytes (16-bit: the high byte after >> 8).
@@ -236,8 +235,9 @@ def load_mrpt_gridmap(path: str | Path) -> GridMap:
         try:
             blob = gzip.decompress(blob)
         except (EOFError, OSError, zlib.error) as e:
-            raise AssetError(str(path), f"gzip data is truncated or corrupt ({e}); re-download or re-export the "
-                                        "map") from e
+            raise AssetError(
+                str(path), f"gzip data is truncated or corrupt ({e}); re-download or re-export the map"
+            ) from e
     if not blob:
         raise AssetError(str(path), "file is empty (expected an MRPT serialized COccupancyGridMap2D)")
     try:
@@ -245,6 +245,9 @@ def load_mrpt_gridmap(path: str | Path) -> GridMap:
     except _Truncated as e:
         raise AssetError(str(path), f"truncated MRPT gridmap ({e}); the file is incomplete, re-export it") from e
     except ValueError as e:
-        raise AssetError(str(path), f"not a valid MRPT COccupancyGridMap2D stream: {e}. Use an image (.png), a ROS "
-                                    "map .yaml or a .gridmap[.gz] saved by MRPT") from e
+        raise AssetError(
+            str(path),
+            f"not a valid MRPT COccupancyGridMap2D stream: {e}. Use an image (.png), a ROS "
+            "map .yaml or a .gridmap[.gz] saved by MRPT",
+        ) from e
     return grid

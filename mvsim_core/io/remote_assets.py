@@ -62,7 +62,7 @@ class ResolvedAsset:
 def cache_dir() -> Path:
     """The asset cache root: ``$MVSIM_CACHE_DIR`` or ``~/.cache/mvsim_ros2/assets``."""
     env = os.environ.get("MVSIM_CACHE_DIR", "").strip()
-    return Path(env).expanduser().absolute() if env else Path.home() / ".cache" / "mvsim_ros2" / "assets"
+    return Path(os.path.expanduser(env)).absolute() if env else Path.home() / ".cache" / "mvsim_ros2" / "assets"
 
 
 def is_remote_uri(uri: str) -> bool:
@@ -95,15 +95,21 @@ def resolve_model_uri(uri: str, base_dir: str | Path) -> ResolvedAsset:
     if not text:
         return ResolvedAsset(None, False, "empty model URI")
     if is_remote_uri(text):
-        return _resolve_remote(text)
+        try:
+            return _resolve_remote(text)
+        except Exception as e:  # safety net (e.g. unusable cache folder): remote problems never raise
+            return ResolvedAsset(None, True, f"cannot resolve {text}: {_describe(e)}")
     if text.lower().startswith("file://"):
         text = text[len("file://") :]
-    p = Path(text).expanduser()
+    p = Path(os.path.expanduser(text))
     if not p.is_absolute():
         p = Path(base_dir) / p
     p = Path(os.path.abspath(p))
-    if p.is_file():
-        return ResolvedAsset(p, False, "local file")
+    try:
+        if p.is_file():
+            return ResolvedAsset(p, False, "local file")
+    except OSError as e:
+        return ResolvedAsset(None, False, f"cannot access {p}: {e}")
     return ResolvedAsset(None, False, f"file not found: {p}")
 
 
@@ -218,9 +224,13 @@ def _write_failure(marker: Path, reason: str) -> None:
         pass  # best effort: a read-only cache only costs repeated attempts
 
 
+class _HttpStatusError(Exception):
+    """The server answered with an HTTP error status (message: "HTTP <code> <reason>")."""
+
+
 def _describe(e: BaseException) -> str:
-    if isinstance(e, urllib.error.HTTPError):
-        return f"HTTP {e.code} {e.reason}"
+    if isinstance(e, _HttpStatusError):
+        return str(e)
     if isinstance(e, urllib.error.URLError):
         return f"{e.reason}"
     return f"{type(e).__name__}: {e}"
@@ -264,7 +274,12 @@ def _download(url: str, dest: Path, deadline: float) -> None:
     req = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT})
     chunks: list[bytes] = []
     total = 0
-    with urllib.request.urlopen(req, timeout=DOWNLOAD_TIMEOUT_S) as resp:  # noqa: S310 (http(s) only, checked)
+    try:
+        resp = urllib.request.urlopen(req, timeout=DOWNLOAD_TIMEOUT_S)  # noqa: S310 (http(s) only, checked)
+    except urllib.error.HTTPError as e:
+        e.close()  # the error object owns the response socket
+        raise _HttpStatusError(f"HTTP {e.code} {e.reason}") from None
+    with resp:
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -296,8 +311,10 @@ def _extract_zip(zip_path: Path, out_dir: Path) -> None:
         members = zf.infolist()
         for m in members:
             if not _safe_member_name(m.filename):
-                raise ValueError(f"zip member {m.filename!r} has an unsafe path (absolute or with '..'); refusing "
-                                 "to extract the archive")
+                raise ValueError(
+                    f"zip member {m.filename!r} has an unsafe path (absolute or with '..'); refusing "
+                    "to extract the archive"
+                )
         tmp = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=".extract-"))
         try:
             root = tmp.resolve()

@@ -79,8 +79,9 @@ def load_ros_map_yaml(path: str | Path) -> GridMap:
         raise AssetError(str(path), "expected a YAML mapping with keys " + ", ".join(_REQUIRED_KEYS))
     for key in _REQUIRED_KEYS:
         if key not in data:
-            raise AssetError(str(path), f"missing required key '{key}' (a ROS map YAML needs: "
-                                        + ", ".join(_REQUIRED_KEYS) + ")")
+            raise AssetError(
+                str(path), f"missing required key '{key}' (a ROS map YAML needs: " + ", ".join(_REQUIRED_KEYS) + ")"
+            )
 
     image = data["image"]
     if not isinstance(image, str) or not image.strip():
@@ -96,14 +97,20 @@ def load_ros_map_yaml(path: str | Path) -> GridMap:
     if len(origin) == 3:
         yaw = _number(p, "origin", origin[2])
         if abs(yaw) > 1e-12:
-            raise AssetError(str(path), f"origin yaw = {yaw} rad is not supported (rotated maps cannot be "
-                                        "represented); rotate the image instead and set yaw to 0")
+            raise AssetError(
+                str(path),
+                f"origin yaw = {yaw} rad is not supported (rotated maps cannot be "
+                "represented); rotate the image instead and set yaw to 0",
+            )
     negate = _boolean(p, "negate", data["negate"])
     occ_th = _number(p, "occupied_thresh", data["occupied_thresh"])
     free_th = _number(p, "free_thresh", data["free_thresh"])
     if not (0.0 <= free_th <= occ_th <= 1.0):
-        raise AssetError(str(path), f"thresholds must satisfy 0 <= free_thresh <= occupied_thresh <= 1; got "
-                                    f"free_thresh={free_th}, occupied_thresh={occ_th}")
+        raise AssetError(
+            str(path),
+            f"thresholds must satisfy 0 <= free_thresh <= occupied_thresh <= 1; got "
+            f"free_thresh={free_th}, occupied_thresh={occ_th}",
+        )
     mode = data.get("mode", "trinary")
     if not isinstance(mode, str) or mode.strip().lower() not in _MODES:
         raise AssetError(str(path), f"key 'mode' must be one of {', '.join(_MODES)}; got {mode!r}")
@@ -113,8 +120,10 @@ def load_ros_map_yaml(path: str | Path) -> GridMap:
     if not img_path.is_absolute():
         img_path = p.parent / img_path
     if not img_path.is_file():
-        raise AssetError(str(path), f"image file '{img_path}' (key 'image') not found; paths are relative to the "
-                                    "YAML file's directory")
+        raise AssetError(
+            str(path),
+            f"image file '{img_path}' (key 'image') not found; paths are relative to the YAML file's directory",
+        )
     arr = read_image_array(img_path)
 
     nchan = arr.shape[2]

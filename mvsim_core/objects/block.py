@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from mvsim_core.errors import AssetError
 from mvsim_core.objects.simulable import SIMULABLE_TAGS, SimulableSpec, parse_simulable
 from mvsim_core.objects.visual import Visual, parse_visuals
 from mvsim_core.xml.context import ParseContext
@@ -260,44 +261,23 @@ def _visual_bounds(visuals: Sequence[Visual]) -> np.ndarray | None:
 def _footprint_from_visuals(visuals: Sequence[Visual], ctx: ParseContext, node: XmlNode,
                             name: str) -> tuple[np.ndarray, tuple[float, float] | None]:
     """Convex footprint and z range of the visual models; bounding-box stand-ins when meshes are missing."""
-    from mvsim_core.io.meshes import convex_footprint, z_range
+    from mvsim_core.io.meshes import convex_footprint, convex_hull_2d, z_range
 
     hulls = []
     zs = []
     for v in visuals:
-        m = v.mesh() if v.path is not None else None
+        try:
+            m = v.mesh() if v.path is not None else None
+        except AssetError as e:
+            ctx.missing_asset(v.uri, v.node, e.message)
+            m = None
         if m is not None and len(m.vertices):
             hulls.append(convex_footprint(m))
             zs.append(z_range(m))
     if hulls:
-        from mvsim_core.io.meshes import Mesh  # noqa: F401  (keeps the dependency explicit)
-
         pts = np.vstack(hulls)
-        hull = _convex_hull(pts)
+        hull = convex_hull_2d(pts)
         return hull, (min(z[0] for z in zs), max(z[1] for z in zs))
     ctx.warn(node, "<shape_from_visual/>: no visual model is available; using a 1 m square footprint as a "
                    "stand-in")
     return _DEFAULT_SQUARE.copy(), None
-
-
-def _convex_hull(pts: np.ndarray) -> np.ndarray:
-    """Counter-clockwise convex hull of 2D points (monotone chain)."""
-    p = np.unique(np.round(pts, 12), axis=0)
-    if len(p) < 3:
-        return _DEFAULT_SQUARE.copy()
-    p = p[np.lexsort((p[:, 1], p[:, 0]))]
-
-    def cross(o, a, b):
-        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
-
-    lower: list[np.ndarray] = []
-    for q in p:
-        while len(lower) >= 2 and cross(lower[-2], lower[-1], q) <= 0:
-            lower.pop()
-        lower.append(q)
-    upper: list[np.ndarray] = []
-    for q in p[::-1]:
-        while len(upper) >= 2 and cross(upper[-2], upper[-1], q) <= 0:
-            upper.pop()
-        upper.append(q)
-    return np.array(lower[:-1] + upper[:-1])

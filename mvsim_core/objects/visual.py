@@ -40,19 +40,35 @@ _KNOWN = table_names(VISUAL_PARAMS)
 class Visual:
     """One ``<visual>`` entry.
 
+    The model file is located when the world loads but read only when something needs its geometry (bounds,
+    ``<shape_from_visual/>``, the viewer), so that loading stays fast.
+
     Attributes:
         uri: the model URI as written (after substitution), "" for none.
         path: local file of the model, or None when missing/remote-unavailable.
         params: the table above (offsets in m, angles in rad).
-        bounds: model bounding box in the object frame after scale/offset/rotation (2×3, m), or None if unknown.
         node: where it was written.
     """
 
     uri: str
     path: Path | None
     params: dict
-    bounds: np.ndarray | None
     node: XmlNode
+    _bounds: np.ndarray | None = None
+    _loaded: bool = False
+
+    @property
+    def bounds(self) -> np.ndarray | None:
+        """Model bounding box in the object frame after scale/offset/rotation (2×3, m), or None if unknown."""
+        if not self._loaded:
+            self._loaded = True
+            try:
+                mesh = self.mesh()
+            except AssetError:
+                mesh = None
+            if mesh is not None and len(mesh.vertices):
+                self._bounds = np.asarray(mesh.bounds, dtype=float)
+        return self._bounds
 
     @property
     def enabled(self) -> bool:
@@ -104,7 +120,6 @@ def parse_visual(node: XmlNode, ctx: ParseContext, *, extra: dict[str, str] | No
         params["model_scale"] = scale_override
     uri = params["model_uri"]
     path: Path | None = None
-    bounds = None
     if uri:
         from mvsim_core.io.remote_assets import resolve_model_uri
 
@@ -114,18 +129,7 @@ def parse_visual(node: XmlNode, ctx: ParseContext, *, extra: dict[str, str] | No
             ctx.missing_asset(uri, node, res.reason)
         else:
             path = Path(res.local_path)
-    vis = Visual(uri=uri, path=path, params=params, bounds=None, node=node)
-    if path is not None:
-        try:
-            mesh = vis.mesh()
-        except AssetError as e:
-            ctx.missing_asset(uri, node, e.message)
-            vis.path = None
-        else:
-            if mesh is not None and len(mesh.vertices):
-                bounds = np.asarray(mesh.bounds, dtype=float)
-    vis.bounds = bounds
-    return vis
+    return Visual(uri=uri, path=path, params=params, node=node)
 
 
 def parse_visuals(node: XmlNode, ctx: ParseContext, *, extra: dict[str, str] | None = None,

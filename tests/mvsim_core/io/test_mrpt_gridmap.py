@@ -27,7 +27,8 @@ def trailer(version: int) -> bytes:
     out = b""
     if version >= 1:
         out += struct.pack("<f?ff?Hf", 0.0, False, 15.0, 0.8, False, 1, 0.02)
-        out += struct.pack("<i4fIf?fIf?ifif", 0, 0.35, 0.95, 0.05, 80.0, 5, 0.3, False, 2.5, 1, 0.99, True, 10, 1.0, 1, 5.0)
+        likelihood = (0, 0.35, 0.95, 0.05, 80.0, 5, 0.3, False, 2.5, 1, 0.99, True, 10, 1.0, 1, 5.0)
+        out += struct.pack("<i4fIf?fIf?ifif", *likelihood)
         owa = [0.01] * 3
         out += struct.pack("<I", len(owa)) + struct.pack(f"<{len(owa)}f", *owa) + struct.pack("<?", False)
         if version >= 6:

@@ -40,15 +40,22 @@ class Server:
             def log_message(self, *args):
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class QuietServer(ThreadingHTTPServer):
+            def handle_error(self, request, client_address):
+                pass  # e.g. broken pipe when a client gave up on a deliberately slow answer
+
+        self.httpd = QuietServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.closed = False
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
         self.thread.start()
         self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        if not self.closed:
+            self.closed = True
+            self.httpd.shutdown()
+            self.httpd.server_close()
 
 
 @pytest.fixture
@@ -215,3 +222,12 @@ def test_unsafe_inner_path_and_bad_zip(server, cache):
     (server.root / "notzip.zip").write_bytes(b"definitely not a zip")
     r = resolve_model_uri(f"{server.base}/notzip.zip/a/b.dae", ".")
     assert r.local_path is None and "cannot extract" in r.reason
+
+
+def test_unusable_cache_folder_never_raises(server, cache, tmp_path, monkeypatch):
+    blocker = tmp_path / "not_a_dir"
+    blocker.write_text("x")
+    monkeypatch.setenv("MVSIM_CACHE_DIR", str(blocker))
+    (server.root / "m.dae").write_bytes(b"M")
+    r = resolve_model_uri(f"{server.base}/m.dae", ".")
+    assert r.local_path is None and r.remote is True and r.reason

@@ -44,7 +44,7 @@ def fake_parse_visuals(node: XmlNode, ctx: ParseContext, *, extra: dict[str, str
             continue
         uri_node = c.child("model_uri")
         uri = ctx.text(uri_node, extra=extra) if uri_node is not None else ""
-        out.append(Visual(uri=uri, path=None, params={}, bounds=None, node=c))
+        out.append(Visual(uri=uri, path=None, params={}, node=c))
     return out
 
 

@@ -1,0 +1,87 @@
+"""The `mvsim` command, run as a separate process like a user would."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def mvsim(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "MVSIM_OFFLINE": "1"}
+    return subprocess.run([sys.executable, "-m", "mvsim_core.cli", *args], capture_output=True, text=True,
+                          cwd=cwd or REPO, env=env, timeout=120)
+
+
+def test_check_demo_world():
+    r = mvsim("check", "worlds/demo.world.xml")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "timestep: 5 ms" in out
+    assert "elements: occupancy_grid x1, horizontal_plane x1" in out
+    assert "blocks: 4" in out
+    assert "vehicles: 2 (1 sensors)" in out
+    assert "bot1 [class warehouse_bot]: dynamics differential_3_wheels, controller twist_pid, friction default" in out
+    assert "car1 [class compact_car]: dynamics ackermann, controller twist_front_steer_pid" in out
+    assert "missing assets: none" in out
+    assert r.stderr == ""
+
+
+def test_check_every_shared_world(worlds_dir):
+    for f in sorted(worlds_dir.rglob("*.world.xml")):
+        r = mvsim("check", str(f))
+        assert r.returncode == 0, (f, r.stderr)
+        assert r.stdout.startswith(f"world: {f}")
+
+
+def test_check_bad_world_prints_file_line_no_traceback(tmp_path):
+    (tmp_path / "w.xml").write_text('<mvsim_world version="1.0">\n  <gravity>lots</gravity>\n</mvsim_world>\n')
+    r = mvsim("check", str(tmp_path / "w.xml"))
+    assert r.returncode == 2
+    assert r.stdout == ""
+    assert r.stderr == f"{tmp_path / 'w.xml'}:2: bad number 'lots' for <gravity>; expected a number such as 1.5\n"
+
+
+def test_check_missing_file(tmp_path):
+    r = mvsim("check", str(tmp_path / "nope.xml"))
+    assert r.returncode == 2
+    assert r.stderr == f"{tmp_path / 'nope.xml'}: file not found; check the path\n"
+
+
+def test_check_seed_and_allow_shell(tmp_path):
+    text = ('<mvsim_world version="1.0">\n<gravity>$(echo 7.5)</gravity>\n'
+            '<block name="b"><init_pose>$f{rand()*100} 0 0</init_pose></block>\n</mvsim_world>\n')
+    (tmp_path / "w.xml").write_text(text)
+    r = mvsim("check", str(tmp_path / "w.xml"))
+    assert r.returncode == 2 and "refused to run shell command $(echo 7.5)" in r.stderr
+    a = mvsim("check", "--allow-shell", "--seed", "3", str(tmp_path / "w.xml"))
+    b = mvsim("check", "--allow-shell", "--seed", "3", str(tmp_path / "w.xml"))
+    c = mvsim("check", "--allow-shell", "--seed", "4", str(tmp_path / "w.xml"))
+    assert a.returncode == 0 and a.stdout == b.stdout and a.stdout != c.stdout
+
+
+def test_check_warnings_go_to_stderr(tmp_path):
+    (tmp_path / "w.xml").write_text('<mvsim_world version="1.0">\n<teleporter/>\n</mvsim_world>\n')
+    r = mvsim("check", str(tmp_path / "w.xml"))
+    assert r.returncode == 0
+    assert r.stderr == f"warning: {tmp_path / 'w.xml'}:2: unknown tag <teleporter> is ignored\n"
+
+
+def test_launch_headless_runs_for_duration():
+    r = mvsim("launch", "worlds/demo.world.xml", "--headless", "--realtime-factor", "0", "--duration", "2")
+    assert r.returncode == 0, r.stderr
+    last = r.stdout.strip().splitlines()[-1]
+    assert last.startswith("sim time     2.000 s | real-time factor")
+    assert last.endswith("vehicles 2")
+
+
+@pytest.mark.parametrize("args", [["launch", "x.xml", "--realtime-factor", "-1"], ["frobnicate"]])
+def test_bad_arguments_exit_2(args):
+    r = mvsim(*args)
+    assert r.returncode == 2
+    assert "Traceback" not in r.stderr

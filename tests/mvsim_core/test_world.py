@@ -1,0 +1,64 @@
+"""World clock, automatic timestep, object access and the demo world."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import mvsim_core as mv
+
+
+def test_demo_world(repo_dir):
+    w = mv.load_world(repo_dir / "worlds/demo.world.xml", seed=0)
+    assert w.warnings == [] and w.missing_assets == {}
+    assert list(w.vehicles) == ["bot1", "car1"]
+    bot, car = w.vehicles["bot1"], w.vehicles["car1"]
+    assert bot.dynamics.xml_class == "differential_3_wheels" and [x.name for x in bot.wheels] == [
+        "l_wheel", "r_wheel", "caster_wheel"]
+    assert bot.wheels[0].inertia == pytest.approx(0.5 * 1.5 * 0.1 ** 2)
+    assert list(bot.sensors) == ["laser1"]
+    laser = bot.sensors["laser1"]
+    assert (laser.nrays, laser.fov, laser.period) == (541, pytest.approx(math.radians(270)), 0.1)
+    assert laser.pose == pytest.approx((0.25, 0.0, 0.45, 0.0, 0.0, 0.0))
+    assert laser.publish_topic == "/bot1/laser1"
+    # Ackermann front axle is placed by f_wheels_x / f_wheels_d
+    fl = next(x for x in car.wheels if x.name == "fl_wheel")
+    assert (fl.x, fl.y) == (2.5, 0.75)
+    assert car.dynamics.params["max_steer_ang_deg"] == pytest.approx(math.radians(35))
+    assert car.pose == pytest.approx((10.5, -2.5, 0.0, math.pi, 0.0, 0.0))
+    assert car.chassis.mass == 900.0 and car.chassis.color == (0x20, 0x60, 0xD0, 255)
+    assert list(w.blocks) == ["pallet1", "pallet2", "pallet3", "crate"]
+    assert [b.pose[0] for b in list(w.blocks.values())[:3]] == pytest.approx([-12.5, -10.9, -9.3])
+    crate = w.blocks["crate"]
+    assert crate.is_static and (crate.zmin, crate.zmax) == (0.0, 1.2)
+    g = w.elements[0].grid
+    assert (g.nx, g.ny, g.resolution) == (600, 400, pytest.approx(0.05))
+    assert (g.x_min, g.y_min) == pytest.approx((-15.0, -10.0), abs=0.05)
+    # odometry multipliers: y fixed at 1, x and yaw drawn from the seeded generator
+    mx, my, myaw = bot.odometry_multipliers
+    assert my == 1.0 and mx != 1.0 and abs(mx - 1) < 0.05 and abs(myaw - 1) < 0.1
+    again = mv.load_world(repo_dir / "worlds/demo.world.xml", seed=0)
+    assert again.vehicles["bot1"].odometry_multipliers == bot.odometry_multipliers
+
+
+def test_clock_and_auto_timestep(tmp_path):
+    (tmp_path / "w.xml").write_text(
+        '<mvsim_world version="1.0">\n<vehicle name="v"><dynamics class="differential"/><init_pose>0 0 0</init_pose>'
+        '<sensor class="laser"><sensor_period>0.002</sensor_period></sensor></vehicle>\n</mvsim_world>')
+    w = mv.load_world(tmp_path / "w.xml")
+    assert w.timestep == pytest.approx(0.002)  # min(5 ms, shortest sensor period)
+    w.run(0.1)
+    assert w.time == pytest.approx(0.1) and w._steps == 50
+    w.step()
+    assert w.time == pytest.approx(0.102)
+    with pytest.raises(ValueError):
+        w.run(-1)
+
+
+def test_set_pose(repo_dir):
+    w = mv.load_world(repo_dir / "worlds/demo.world.xml")
+    w.set_pose("crate", 1.0, 2.0, 0.5)
+    assert w.blocks["crate"].pose[:4] == (1.0, 2.0, 0.0, 0.5)
+    with pytest.raises(mv.MvsimError, match="no object named 'ghost'"):
+        w.set_pose("ghost", 0, 0, 0)
