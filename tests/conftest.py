@@ -22,6 +22,8 @@ def repo_dir() -> Path:
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     if not SHARED.is_dir():
+        if os.environ.get("CI"):
+            pytest.fail(f"shared data folder not found at {SHARED}; CI must provide ../shared")
         pytest.skip(f"shared data folder not found at {SHARED}")
     return SHARED
 
