@@ -71,7 +71,12 @@ def build_actor(nodes: Sequence[XmlNode], ctx: ParseContext, *, name: str, class
                 pose = (v[0], v[1], v[2], math.radians(v[3]), math.radians(v[4]), math.radians(v[5]))
             else:
                 raise ctx.error(w, f"<waypoint> needs 'x y yaw' or 'x y z yaw pitch roll', got {len(v)} numbers")
-            pause = float(ctx.attr(w, "pause", "0") or 0)
+            raw_pause = ctx.attr(w, "pause", "0") or "0"
+            try:
+                pause = float(raw_pause)
+            except ValueError:
+                raise ctx.error(w, f"bad number '{raw_pause}' for pause=\"...\" of <waypoint>; expected seconds "
+                                   f"such as 1.5", attr="pause") from None
             path.append(Waypoint(pose, pause, ctx.attr(w, "animation", "walk") or "walk"))
         break
     visuals = [v for n in nodes for v in parse_visuals(n, ctx)]

@@ -140,7 +140,7 @@ def _parse_animation(anim: XmlNode, ctx: ParseContext, extra: dict[str, str] | N
         else:
             t, x, y, z, yaw, pitch, roll = vals
             pose = (x, y, z, math.radians(yaw), math.radians(pitch), math.radians(roll))
-        if frames and t < frames[-1].t:
+        if frames and t <= frames[-1].t:
             raise ctx.error(c, f"keyframe times must increase (t={t:g} after t={frames[-1].t:g})")
         frames.append(Keyframe(t, pose))
     return frames
