@@ -44,6 +44,8 @@ setup(
         "trimesh>=4",
         "pycollada>=0.8",
         "networkx>=3",
+        "box2d>=2.3.10",
+        "numba>=0.60",
     ],
     extras_require={"test": ["pytest>=7", "hypothesis>=6", "ruff>=0.5"]},
     zip_safe=True,

@@ -59,11 +59,18 @@ class World:
     missing_assets: dict[str, str] = field(default_factory=dict)
     time: float = 0.0
     _steps: int = 0
+    _physics: Any = field(default=None, repr=False)
+    _dt: float | None = field(default=None, repr=False)
 
     # ------------------------------------------------------------------ clock
     @property
     def timestep(self) -> float:
-        """Seconds per physics step: ``simul_timestep``, or when 0, min(5 ms, shortest sensor period)."""
+        """Seconds per physics step: ``simul_timestep``, or when 0, min(5 ms, shortest sensor period).
+
+        Fixed once the simulation has started (the first step).
+        """
+        if self._dt is not None:
+            return self._dt
         dt = float(self.params["simul_timestep"])
         if dt > 0:
             return dt
@@ -71,14 +78,26 @@ class World:
         periods += [s.period for s in self.sensors.values()]
         return min([AUTO_TIMESTEP_MAX, *periods])
 
-    def step(self) -> None:
-        """Advance exactly one physics step.
+    @property
+    def physics(self):
+        """The physics state (:class:`mvsim_core.dynamics.physics.Physics`), built on first use."""
+        if self._physics is None:
+            from mvsim_core.dynamics.physics import Physics
 
-        Vehicle dynamics, collisions and sensor sampling arrive with the physics and sensors issues; until then a
-        step advances the clock only.
+            self._physics = Physics(self)
+        return self._physics
+
+    def step(self) -> None:
+        """Advance exactly one physics step (terrain → controllers and friction → Box2D → post-step).
+
+        Raises:
+            SimulationError: a body became NaN/inf or ran away (the message names it and the step).
         """
+        if self._dt is None:
+            self._dt = self.timestep
+        self.physics.step(self._dt)
         self._steps += 1
-        self.time = self._steps * self.timestep
+        self.time = self._steps * self._dt
 
     def run(self, seconds: float) -> None:
         """Advance ``seconds`` of simulated time, in whole steps (rounded to the nearest step count)."""
@@ -93,8 +112,11 @@ class World:
         obj = self.vehicles.get(name) or self.blocks.get(name) or self.actors.get(name)
         if obj is None:
             raise MvsimError(f"no object named '{name}'; objects: {', '.join(self.object_names()) or 'none'}")
-        _, _, z, _, pitch, roll = obj.sim.pose
-        obj.sim.pose = (float(x), float(y), z, float(yaw), pitch, roll)
+        _, _, z, _, pitch, roll = obj.pose
+        if self._physics is not None:
+            self._physics.teleport(name, float(x), float(y), float(yaw))
+        else:
+            obj.sim.pose = (float(x), float(y), z, float(yaw), pitch, roll)
 
     def object_names(self) -> list[str]:
         return [*self.vehicles, *self.blocks, *self.actors]

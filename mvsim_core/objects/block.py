@@ -159,10 +159,14 @@ class Block:
     visuals: list[Visual] = field(default_factory=list)
     node: XmlNode | None = None
 
+    state_pose: tuple[float, float, float, float, float, float] | None = None
+    collision: bool = False
+    had_collision: bool = False
+
     @property
     def pose(self) -> tuple[float, float, float, float, float, float]:
-        """Current pose (x, y, z, yaw, pitch, roll), world frame (the initial pose until physics runs)."""
-        return self.sim.pose
+        """Current pose (x, y, z, yaw, pitch, roll), world frame, m / rad."""
+        return self.state_pose if self.state_pose is not None else self.sim.pose
 
     @property
     def is_static(self) -> bool:

@@ -170,6 +170,15 @@ class Controller:
         raise ControllerError(f'controller "{self.xml_class}" does not accept twist commands; use twist_pid, '
                               f'twist_ideal or twist_front_steer_pid')
 
+    # ------------------------------------------------------------------ run time
+    def control(self, veh, dt: float) -> None:
+        """Set the wheel torques (and steering) of ``veh`` for one physics step of ``dt`` seconds."""
+        raise NotImplementedError(f"{type(self).__name__} has no control law")
+
+    def ideal_twist(self) -> tuple[float, float, float] | None:
+        """For kinematic (ideal) controllers, the body-frame twist to impose after each step; else None."""
+        return None
+
     def summary(self) -> str:
         return f"{self.xml_class} ({self.family.value})"
 
@@ -185,10 +194,12 @@ class TwistController(Controller):
     """
 
     accepts_twist: ClassVar[bool] = True
+    _bound = None  # array row mirroring (vx, ω) for batch controllers
 
     def __init__(self, *, family: Family, params: ParamValues, node: XmlNode | None = None) -> None:
         super().__init__(family=family, params=params, node=node)
         self.setpoint = Twist2D()
+        self._bound = None
 
     def _configure(self, ctx: ParseContext) -> None:
         self.setpoint = Twist2D(float(self.params.get("V", 0.0)), 0.0, float(self.params.get("W", 0.0)))
@@ -196,6 +207,13 @@ class TwistController(Controller):
     def set_twist(self, vx: float, vy: float, omega: float) -> None:
         """Command a body-frame twist (m/s, m/s, rad/s)."""
         self.setpoint = Twist2D(float(vx), float(vy), float(omega))
+        if self._bound is not None:
+            self._bound[0], self._bound[1] = self.setpoint.vx, self.setpoint.omega
+
+    def bind_setpoint(self, row) -> None:
+        """Mirror (vx, ω) of every future setpoint into ``row`` (a batch controller's array row)."""
+        self._bound = row
+        row[0], row[1] = self.setpoint.vx, self.setpoint.omega
 
     def summary(self) -> str:
         sp = self.setpoint

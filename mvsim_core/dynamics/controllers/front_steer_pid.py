@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import ClassVar
 
-from mvsim_core.dynamics.controllers.base import Controller, Family
+from mvsim_core.dynamics.controllers.base import Controller, Family, Twist2D
 from mvsim_core.dynamics.controllers.pid import LEGACY_IGNORED, PidConfig, gain_params
 from mvsim_core.dynamics.controllers.setpoints import STEER_ANG, V
 from mvsim_core.xml.context import ParseContext
@@ -45,3 +45,25 @@ class FrontSteerPid(Controller):
     def summary(self) -> str:
         return (f"{self.xml_class} ({self.family.value}, v={self.speed:g} m/s, "
                 f"steer={math.degrees(self.steer_angle):g}°)")
+
+    # ------------------------------------------------------------------ run time
+    def control(self, veh, dt: float) -> None:
+        """Turn (speed, steering) into the twist (v, v·tan(δ)/L) and follow it with the twist PID of the family."""
+        if not hasattr(self, "_inner"):
+            from mvsim_core.dynamics.controllers.twist_front_steer_pid import TwistFrontSteerPidController
+
+            inner = Controller.lookup(self.family, "twist_front_steer_pid")
+            assert inner is not None and issubclass(inner, TwistFrontSteerPidController)
+            obj = inner.__new__(inner)
+            obj.family = self.family
+            obj.params = self.params
+            obj.node = self.node
+            obj.pid = self.pid
+            obj.zero_threshold = 0.001
+            obj.stop_threshold = 0.05
+            self._inner = obj
+        dyn = veh.dynamics
+        steer = max(-dyn.max_steer, min(dyn.max_steer, self.steer_angle))
+        omega = self.speed * math.tan(steer) / dyn.wheelbase
+        self._inner.setpoint = Twist2D(self.speed, 0.0, omega)
+        self._inner.follow(veh, dt, self.speed, omega, steer)

@@ -12,6 +12,7 @@ The controllers output −u as wheel torque (negative torque drives forward).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from mvsim_core.xml.context import ParseContext
@@ -97,3 +98,62 @@ def check_pid(p: ParamValues, ctx: ParseContext, node: XmlNode | None) -> None:
     if order not in REFERENCE_FILTER_ORDERS:
         where = p.where.get("reference_filter_order", node)
         raise ctx.error(where, f"<reference_filter_order> must be 1 or 2 (got {order})")
+
+
+class Pid:
+    """One PID loop at run time (the law in the module docstring).
+
+    ``step(error, dt, setpoint)`` returns the output u (clamped to ±max_out); the controllers apply −u as wheel
+    torque. The reference filter, when enabled, acts on the setpoint through :meth:`filter_setpoint`.
+    """
+
+    __slots__ = ("cfg", "integral", "prev_error", "d_state", "first", "ref1", "ref2")
+
+    def __init__(self, cfg: PidConfig) -> None:
+        self.cfg = cfg
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the integral, the derivative history and the filtered reference."""
+        self.integral = 0.0
+        self.prev_error = 0.0
+        self.d_state = 0.0
+        self.first = True
+        self.ref1: float | None = None
+        self.ref2: float | None = None
+
+    def filter_setpoint(self, sp: float, dt: float) -> float:
+        """The setpoint after the optional 1st/2nd-order exponential reference filter (a = exp(−dt/τ))."""
+        cfg = self.cfg
+        if not cfg.reference_filter:
+            return sp
+        a = math.exp(-dt / cfg.reference_filter_tau)
+        self.ref1 = sp if self.ref1 is None else a * self.ref1 + (1.0 - a) * sp
+        if cfg.reference_filter_order == 1:
+            return self.ref1
+        self.ref2 = self.ref1 if self.ref2 is None else a * self.ref2 + (1.0 - a) * self.ref1
+        return self.ref2
+
+    def step(self, error: float, dt: float, setpoint: float = 0.0) -> float:
+        """One control step: P + I + D (+ feed-forward), clamped; back-calculation anti-windup when enabled."""
+        cfg = self.cfg
+        p = cfg.kp * error
+        if cfg.n > 0.0:
+            self.d_state += dt * cfg.n * (cfg.kd * error - self.d_state)
+            d = self.d_state
+        elif self.first or dt <= 0.0:
+            d = 0.0
+        else:
+            d = cfg.kd * (error - self.prev_error) / dt
+        self.first = False
+        self.prev_error = error
+        self.integral += cfg.ki * error * dt
+        u = p + self.integral + d
+        if cfg.feedforward:
+            u += cfg.feedforward_gain * setpoint
+        if cfg.max_out > 0.0:
+            clamped = min(max(u, -cfg.max_out), cfg.max_out)
+            if cfg.antiwindup and clamped != u and cfg.kp > 0.0:
+                self.integral += (cfg.ki / cfg.kp) * (clamped - u) * dt
+            u = clamped
+        return u

@@ -36,6 +36,10 @@ class DifferentialRaw(RawController):
         self.torque_l = 0.0
         self.torque_r = 0.0
 
+    def control(self, veh, dt: float) -> None:
+        """Apply the stored left/right torques."""
+        veh.dynamics.set_lr_torques(veh, self.torque_l, self.torque_r)
+
 
 class AckermannRaw(RawController):
     """``raw`` for Ackermann vehicles: ``fl_torque``, ``fr_torque`` (N·m, default 0), ``steer_ang_deg`` (0°)."""
@@ -51,6 +55,11 @@ class AckermannRaw(RawController):
         self.torque_fl = float(self.params["fl_torque"])
         self.torque_fr = float(self.params["fr_torque"])
         self.steer_angle = float(self.params["steer_ang_deg"])
+
+    def control(self, veh, dt: float) -> None:
+        """Front-wheel torques and the steering angle as stored."""
+        veh.dynamics.set_drive(veh, 0.0, 0.0, self.torque_fl, self.torque_fr)
+        veh.dynamics.steer(veh, self.steer_angle)
 
     def summary(self) -> str:
         return (f"raw ({self.family.value}, τ_fl={self.torque_fl:g} N·m, τ_fr={self.torque_fr:g} N·m, "
@@ -70,6 +79,12 @@ class AckermannDrivetrainRaw(RawController):
         self.torque = float(self.params["torque"])
         self.steer_angle = float(self.params["steer_ang_deg"])
 
+    def control(self, veh, dt: float) -> None:
+        """The stored drive torque through the drivetrain, and the steering angle."""
+        veh.dynamics.set_drive_torque(veh, self.torque)
+        veh.dynamics.steer(veh, self.steer_angle)
+
     def summary(self) -> str:
         return (f"raw ({self.family.value}, τ={self.torque:g} N·m, "
                 f"steer={math.degrees(self.steer_angle):g}°)")
+

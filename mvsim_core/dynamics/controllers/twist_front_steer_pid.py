@@ -16,8 +16,9 @@ from __future__ import annotations
 from typing import ClassVar
 
 from mvsim_core.dynamics.controllers.base import Family, TwistController
-from mvsim_core.dynamics.controllers.pid import LEGACY_IGNORED, PidConfig, check_pid, pid_params
+from mvsim_core.dynamics.controllers.pid import LEGACY_IGNORED, Pid, PidConfig, check_pid, pid_params
 from mvsim_core.dynamics.controllers.setpoints import TWIST_SETPOINT_PARAMS
+from mvsim_core.dynamics.controllers.steering import front_wheel_pids, steer_from_twist
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.params import Param
 
@@ -38,6 +39,40 @@ class TwistFrontSteerPidController(TwistController):
         self.pid = PidConfig.from_params(self.params)
         self.zero_threshold = float(self.params["zero_threshold"])
         self.stop_threshold = float(self.params["stop_threshold"])
+
+    # ------------------------------------------------------------------ run time
+    def _speed_is_zero(self, veh, dt: float) -> bool:
+        """Stop logic: a zero setpoint with the vehicle (nearly) stopped gives zero torque and resets the PIDs."""
+        sp = self.setpoint
+        if abs(sp.vx) >= self.zero_threshold or abs(sp.omega) >= self.zero_threshold:
+            return False
+        vx, _, w = veh.odometry_velocity()
+        return abs(vx) < self.stop_threshold and abs(w) < self.stop_threshold
+
+    def control(self, veh, dt: float) -> None:
+        """Steer from the twist and run the speed PIDs (see the module docstring)."""
+        self.follow(veh, dt, self.setpoint.vx, self.setpoint.omega)
+
+    def follow(self, veh, dt: float, vx: float, omega: float, steer: float | None = None) -> None:
+        """Follow (vx, ω); ``steer`` overrides the steering angle derived from the twist (front_steer_pid)."""
+        dyn = veh.dynamics
+        if steer is None:
+            steer = steer_from_twist(vx, omega, dyn.wheelbase)
+        if not hasattr(self, "_pids"):
+            self._pids = (Pid(self.pid), Pid(self.pid))
+        if self._speed_is_zero(veh, dt):
+            for p in self._pids:
+                p.reset()
+            dyn.set_drive(veh, 0.0, 0.0, 0.0, 0.0)
+        elif self.family is Family.ACKERMANN_DRIVETRAIN:
+            ovx, _, _ = veh.odometry_velocity()
+            sp = self._pids[0].filter_setpoint(vx, dt)
+            u = self._pids[0].step(sp - ovx, dt, sp)
+            dyn.set_drive_torque(veh, -u)
+        else:
+            tfl, tfr = front_wheel_pids(veh, self._pids, vx, omega, steer, dt)
+            dyn.set_drive(veh, 0.0, 0.0, tfl, tfr)
+        dyn.steer(veh, steer)
 
 
 class AckermannTwistFrontSteerPid(TwistFrontSteerPidController):

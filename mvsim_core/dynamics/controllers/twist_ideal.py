@@ -12,6 +12,7 @@ without edits (``jackal.vehicle.xml`` does exactly that).
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 from mvsim_core.dynamics.controllers.base import Family, TwistController
@@ -29,14 +30,36 @@ class TwistIdealController(TwistController):
     xml_class: ClassVar[str] = "twist_ideal"
     IGNORED_TAGS: ClassVar[frozenset[str]] = _IGNORED
 
+    def ideal_twist(self) -> tuple[float, float, float]:
+        """The body-frame twist imposed after each physics step (vy = 0: these vehicles are non-holonomic)."""
+        sp = self.setpoint
+        return (sp.vx, 0.0, sp.omega)
+
 
 class DifferentialTwistIdeal(TwistIdealController):
     """``twist_ideal`` for differential vehicles."""
 
     families: ClassVar[tuple[Family, ...]] = (Family.DIFFERENTIAL,)
 
+    def control(self, veh, dt: float) -> None:
+        """No torques: the twist is imposed after the physics step (:meth:`ideal_twist`)."""
+        veh.dynamics.set_lr_torques(veh, 0.0, 0.0)
+
 
 class AckermannTwistIdeal(TwistIdealController):
     """``twist_ideal`` for Ackermann vehicles (steering derived from the twist)."""
 
     families: ClassVar[tuple[Family, ...]] = (Family.ACKERMANN,)
+
+    def control(self, veh, dt: float) -> None:
+        """No torques; steer the front wheels to match the twist (module docstring)."""
+        dyn = veh.dynamics
+        sp = self.setpoint
+        if abs(sp.vx) > 1e-3:
+            steer = math.atan(sp.omega * dyn.wheelbase / sp.vx)
+        else:
+            steer = math.copysign(min(abs(sp.omega * dyn.wheelbase), dyn.max_steer), sp.omega)
+        steer = max(-dyn.max_steer, min(dyn.max_steer, steer))
+        dyn.set_drive(veh, 0.0, 0.0, 0.0, 0.0)
+        dyn.steer(veh, steer)
+

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from mvsim_core.dynamics.controllers.base import Family, TwistController
-from mvsim_core.dynamics.controllers.pid import LEGACY_IGNORED, PidConfig, check_pid, pid_params
+from mvsim_core.dynamics.controllers.pid import LEGACY_IGNORED, Pid, PidConfig, check_pid, pid_params
 from mvsim_core.dynamics.controllers.setpoints import TWIST_SETPOINT_PARAMS
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.params import Param
@@ -35,3 +35,40 @@ class DifferentialTwistPid(TwistController):
         check_pid(self.params, ctx, self.node)
         super()._configure(ctx)
         self.pid = PidConfig.from_params(self.params)
+
+    # ------------------------------------------------------------------ run time
+    def control(self, veh, dt: float) -> None:
+        """Set the wheel torques of ``veh`` for this step (see the module docstring)."""
+        if not hasattr(self, "_pids"):
+            self._pids = (Pid(self.pid), Pid(self.pid))
+        pl, pr = self._pids
+        w0, w1 = veh.wheels[0], veh.wheels[1]
+        d = w0.y - w1.y
+        sp = self.setpoint
+        sp_l = pl.filter_setpoint(sp.vx - 0.5 * sp.omega * d, dt)
+        sp_r = pr.filter_setpoint(sp.vx + 0.5 * sp.omega * d, dt)
+        vx, _, w = veh.odometry_velocity()
+        act_l = vx - 0.5 * w * d
+        act_r = vx + 0.5 * w * d
+        zt, st = self.ZERO_THRESHOLD, self.STOP_THRESHOLD
+        if abs(sp_l) < zt and abs(sp_r) < zt:
+            if abs(act_l) < st and abs(act_r) < st:
+                pl.reset()
+                pr.reset()
+                veh.dynamics.set_lr_torques(veh, 0.0, 0.0)
+                return
+            # braking to a stop: the motors may only oppose the motion
+            ul = pl.step(sp_l - act_l, dt, sp_l)
+            ur = pr.step(sp_r - act_r, dt, sp_r)
+            ul = min(ul, 0.0) if act_l > 0 else max(ul, 0.0)
+            ur = min(ur, 0.0) if act_r > 0 else max(ur, 0.0)
+        else:
+            ul = pl.step(sp_l - act_l, dt, sp_l)
+            ur = pr.step(sp_r - act_r, dt, sp_r)
+        veh.dynamics.set_lr_torques(veh, -ul, -ur)
+
+    @property
+    def batchable(self) -> bool:
+        """Plain PID (no reference filter, feed-forward, derivative filter or anti-windup): runs in the batch."""
+        c = self.pid
+        return not (c.reference_filter or c.feedforward or c.n > 0.0 or c.antiwindup)

@@ -15,6 +15,7 @@ Per wheel, each physics step of length dt (reference §2.3), in the wheel frame 
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 from mvsim_core.dynamics.friction.base import C_DAMPING, C_RR, MU, FrictionModel
@@ -31,3 +32,42 @@ class DefaultFriction(FrictionModel):
     def mu(self) -> float:
         """Coulomb friction coefficient."""
         return float(self.params["mu"])
+
+    model_id: ClassVar[int] = 0
+
+
+def default_wheel_force(vwx: float, vwy: float, omega: float, tau: float, m: float, g: float, mu: float,
+                        c_damp: float, c_rr: float, radius: float, iyy: float, gsx: float, gsy: float, dt: float,
+                        extra_lon: float) -> tuple[float, float, float]:
+    """One wheel of the default model, in the wheel frame (see the module docstring).
+
+    Args:
+        vwx, vwy: contact-point velocity in the wheel frame (m/s).
+        omega: wheel spin (rad/s, positive rolls forward).
+        tau: motor torque on the wheel (N·m, positive drives forward).
+        m: load mass on the wheel, Fz/g + wheel mass (kg). g: gravity (m/s²).
+        mu, c_damp (N·m·s/rad), c_rr: model parameters. radius (m), iyy (kg·m²): wheel.
+        gsx, gsy: gravity force along the slope in the wheel frame (N).
+        dt: step (s). extra_lon: a rolling-resistance force (N, Ward-Iagnemma), applied as the axle torque
+            R·extra_lon. Upstream adds it to the contact force instead, where it spins the wheel up and cancels
+            from the second step on; as a torque it brakes vehicle and wheel as the formula intends.
+
+    Returns:
+        (F_lon, F_lat, new omega): forces in the wheel frame (N) and the spin after the step (rad/s).
+    """
+    fmax = mu * m * g
+    f_lat = -vwy * m / dt - gsy
+    f_lat = min(max(f_lat, -fmax), fmax)
+    alpha_des = (vwx / radius - omega) / dt
+    t_rr = 0.0
+    if c_rr > 0.0 and abs(omega) > 1e-4:
+        t_rr = c_rr * m * g * radius * math.tanh(100.0 * omega)
+    # a rolling-resistance force enters as the axle torque R·F that it is equivalent to, so that it brakes the
+    # vehicle and the wheel together (as a force at the contact patch it would spin the wheel up instead)
+    t_eff = tau - c_damp * omega - t_rr + radius * extra_lon
+    f_lon = (t_eff - iyy * alpha_des) / radius
+    f_lon = min(max(f_lon, -fmax), fmax)
+    omega_new = omega + dt * (t_eff - radius * f_lon) / iyy
+    room = fmax - abs(f_lon)
+    f_lon -= min(max(gsx, -room), room)
+    return f_lon, f_lat, omega_new

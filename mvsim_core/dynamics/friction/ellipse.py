@@ -16,6 +16,7 @@ There is no ``mu``: ``friction_mu`` property regions do not affect this model (`
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 from mvsim_core.dynamics.friction.base import C_DAMPING, C_RR, FrictionModel
@@ -47,3 +48,25 @@ class EllipseFriction(FrictionModel):
             if v > 1.0:
                 raise ctx.error(self.where(name), f"<{name}> must be between 0 and 1 (got {v:g}); above 1 the "
                                                   f"friction ellipse takes the square root of a negative number")
+
+    model_id: ClassVar[int] = 2
+
+
+def ellipse_limits(vwx: float, vwy: float, omega: float, radius: float, fz: float, c_s: float, c_alpha: float,
+                   s_sat: float, a_sat: float, c_alpha_s: float, c_s_alpha: float) -> tuple[float, float]:
+    """(|Fx_max|, |Fy_max|) in N from slip ratio and slip angle (module docstring), wheel-frame velocities in m/s."""
+    alpha = math.atan2(vwy, vwx) if (vwx != 0.0 or vwy != 0.0) else 0.0
+    if alpha > 0.5 * math.pi:
+        alpha -= math.pi
+    elif alpha < -0.5 * math.pi:
+        alpha += math.pi
+    wr = omega * radius
+    den = max(abs(wr), 1e-5)
+    s = min(max((wr - vwx) / den, -1.0), 1.0)
+    sat_a = min(max(alpha, -a_sat), a_sat)  # sat(α, α_s)
+    sat_s = min(max(s, -s_sat), s_sat)      # sat(s, s_s)
+    sa = sat_a / a_sat
+    ss = sat_s / s_sat
+    fx = fz * c_s * abs(sat_s) * math.sqrt(max(0.0, 1.0 - c_s_alpha * sa * sa))
+    fy = fz * c_alpha * abs(sat_a) * math.sqrt(max(0.0, 1.0 - c_alpha_s * ss * ss))
+    return fx, fy

@@ -1,17 +1,19 @@
 """``<friction class="wardiagnemma">``: the default model plus Ward & Iagnemma's speed-dependent rolling resistance.
 
 C. C. Ward and K. Iagnemma, "A Dynamic-Model-Based Wheel Slip Detector for Mobile Robots on Outdoor Terrain",
-IEEE T-RO 24(4), 2008. Everything is as in :mod:`.default`, and before clamping to ±mu·m·g the longitudinal force
-gets the extra resistance (reference §1.11)
+IEEE T-RO 24(4), 2008. Everything is as in :mod:`.default`, plus the rolling resistance (reference §1.11)
 
     F_rr = −sign(v_x) · m·g · (R1·(1 − exp(−A_roll·|v_x|)) + R2·|v_x|)
 
 with v_x the wheel's longitudinal speed (m/s): R1 is the static part reached quickly (A_roll in s/m sets how
-quickly), R2 the part growing linearly with speed (s/m).
+quickly), R2 the part growing linearly with speed (s/m). It acts as the equivalent axle torque R·F_rr, so the
+rolling wheel and the vehicle slow down together: a = ΣF_rr / (M + Σ I/R²). (Upstream adds F_rr to the contact
+force before the wheel-spin update; there it spins the wheel up and cancels from the second step on.)
 """
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 from mvsim_core.dynamics.friction.base import C_DAMPING, C_RR, MU, FrictionModel
@@ -33,3 +35,13 @@ class WardIagnemmaFriction(FrictionModel):
     def mu(self) -> float:
         """Coulomb friction coefficient."""
         return float(self.params["mu"])
+
+    model_id: ClassVar[int] = 1
+
+
+def ward_iagnemma_resistance(vwx: float, m: float, g: float, a_roll: float, r1: float, r2: float) -> float:
+    """F_rr (N) of the module docstring for a wheel moving at vwx (m/s) with load mass m (kg)."""
+    if vwx == 0.0:
+        return 0.0
+    sign = 1.0 if vwx > 0.0 else -1.0
+    return -sign * m * g * (r1 * (1.0 - math.exp(-a_roll * abs(vwx))) + r2 * abs(vwx))

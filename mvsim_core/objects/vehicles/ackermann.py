@@ -32,6 +32,43 @@ class Ackermann(VehicleDynamics):
     chassis_shape = ACKERMANN_CHASSIS
     PARAMS = ACKERMANN_PARAMS
 
+    # ------------------------------------------------------------------ run time
+    @property
+    def wheelbase(self) -> float:
+        """Distance from the rear axle to the front axle (m)."""
+        return self.wheels[2].x - self.wheels[0].x
+
+    @property
+    def max_steer(self) -> float:
+        """Steering limit of the equivalent centre wheel (rad)."""
+        return float(self.params["max_steer_ang_deg"])
+
+    def front_wheel_angles(self, steer: float) -> tuple[float, float]:
+        """(fl, fr) wheel angles (rad) for the equivalent steering angle ``steer`` (clamped to ±max_steer).
+
+        Ackermann geometry with track w = y_fl − y_fr and wheelbase l: cot(δ_out) = cot(δ) + w/(2l),
+        cot(δ_in) = cot(δ_out) − w/l; a positive (left) turn makes the left wheel the inner one.
+        """
+        delta = min(abs(steer), self.max_steer)
+        if delta < 1e-12:
+            return 0.0, 0.0
+        w = self.wheels[2].y - self.wheels[3].y
+        l_ = self.wheelbase
+        cot_out = 1.0 / math.tan(delta) + 0.5 * w / l_
+        cot_in = cot_out - w / l_
+        inner = math.atan(1.0 / cot_in) if cot_in != 0.0 else 0.5 * math.pi
+        outer = math.atan(1.0 / cot_out)
+        return (inner, outer) if steer > 0 else (-outer, -inner)
+
+    def steer(self, veh, steer: float) -> None:
+        """Turn the front wheels for the equivalent steering angle ``steer`` (rad)."""
+        self.wheels[2].yaw, self.wheels[3].yaw = self.front_wheel_angles(steer)
+
+    def set_drive(self, veh, t_rl: float, t_rr: float, t_fl: float, t_fr: float) -> None:
+        """Per-wheel torques (N·m, negative drives forward)."""
+        t = veh.torques
+        t[0], t[1], t[2], t[3] = t_rl, t_rr, t_fl, t_fr
+
     @classmethod
     def extra_tags(cls) -> frozenset[str]:
         # upstream's ackermann.vehicle.xml carries a <drivetrain> that plain ackermann ignores

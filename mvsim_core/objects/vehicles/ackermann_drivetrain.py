@@ -7,6 +7,7 @@ goes and how it splits; the ``*_split`` fractions and ``*_bias`` ratios configur
 from enum import Enum
 from typing import Any
 
+from mvsim_core.dynamics.differentials import open_split, torsen_split
 from mvsim_core.objects.vehicles.ackermann import ACKERMANN_CHASSIS, ACKERMANN_PARAMS, Ackermann
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.node import XmlNode
@@ -49,6 +50,29 @@ class AckermannDrivetrain(Ackermann):
     @classmethod
     def extra_tags(cls) -> frozenset[str]:
         return frozenset({"drivetrain"})
+
+    def set_drive_torque(self, veh, torque: float) -> None:
+        """Split the engine torque (N·m, negative drives forward) over the wheels through the differentials."""
+        p = self.drivetrain_params
+        om = veh.omega
+        t = self.drivetrain.value
+        torsen = t.startswith("torsen")
+        if t.endswith("front"):
+            front, rear = 1.0, 0.0
+        elif t.endswith("rear"):
+            front, rear = 0.0, 1.0
+        elif torsen:
+            front, rear = torsen_split(0.5 * (om[2] + om[3]), 0.5 * (om[0] + om[1]), p["front_rear_bias"],
+                                       p["front_rear_split"])
+        else:
+            front, rear = open_split(p["front_rear_split"])
+        if torsen:
+            fl, fr = torsen_split(om[2], om[3], p["front_left_right_bias"], p["front_left_right_split"])
+            rl, rr = torsen_split(om[0], om[1], p["rear_left_right_bias"], p["rear_left_right_split"])
+        else:
+            fl, fr = open_split(p["front_left_right_split"])
+            rl, rr = open_split(p["rear_left_right_split"])
+        self.set_drive(veh, torque * rear * rl, torque * rear * rr, torque * front * fl, torque * front * fr)
 
     @classmethod
     def read_extra(cls, dyn: XmlNode, ctx: ParseContext) -> dict[str, Any]:

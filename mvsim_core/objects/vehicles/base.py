@@ -58,6 +58,16 @@ class VehicleDynamics:
         self.params = params
         self.wheels = wheels
 
+    # ------------------------------------------------------------------ run time: torques
+    # which wheels take the left / right torque of a differential controller (None: no torque)
+    lr_pattern: ClassVar[tuple[str | None, ...]] = ("l", "r")
+
+    def set_lr_torques(self, veh: Vehicle, left: float, right: float) -> None:
+        """Left/right wheel torques (N·m, negative drives forward) spread over the wheels by ``lr_pattern``."""
+        t = veh.torques
+        for i, side in enumerate(self.lr_pattern):
+            t[i] = left if side == "l" else right if side == "r" else 0.0
+
     @classmethod
     def adjust_wheels(cls, wheels: list[Wheel], params: ParamValues) -> None:
         """Hook for classes whose parameters move wheels (Ackermann front axle)."""
@@ -134,14 +144,74 @@ class Vehicle:
     visuals: list[Visual] = field(default_factory=list)
     node: XmlNode | None = None
 
+    # run-time state, filled by the World once physics starts
+    torques: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    omega: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    phi: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    collision: bool = False
+    had_collision: bool = False
+    logger: Any = None  # mvsim_core.io.csv_logger.VehicleLogger, created when physics starts
+    _physics: Any = field(default=None, repr=False)
+    _index: int = -1
+
     @property
     def wheels(self) -> list[Wheel]:
         return self.dynamics.wheels
 
     @property
     def pose(self) -> tuple[float, float, float, float, float, float]:
-        """Current pose (x, y, z, yaw, pitch, roll), world frame, m / rad (the initial pose until physics runs)."""
-        return self.sim.pose
+        """Current pose (x, y, z, yaw, pitch, roll) of the reference point, world frame, m / rad."""
+        if self._physics is None:
+            return self.sim.pose
+        return self._physics.pose_of(self._index)
+
+    @property
+    def twist(self) -> tuple[float, float, float]:
+        """Current (vx, vy, ω) of the reference point in the vehicle frame (m/s, m/s, rad/s)."""
+        if self._physics is None:
+            return (0.0, 0.0, 0.0)
+        t = self._physics.twist[self._index]
+        return (float(t[0]), float(t[1]), float(t[2]))
+
+    @property
+    def odometry(self) -> tuple[float, float, float]:
+        """Noisy wheel odometry (x, y, yaw) in m / rad; starts at (0, 0, 0) wherever the vehicle starts."""
+        if self._physics is None:
+            return (0.0, 0.0, 0.0)
+        o = self._physics.odometry[self._index]
+        return (float(o[0]), float(o[1]), float(o[2]))
+
+    def attach_physics(self, physics: Any, index: int) -> None:
+        """Read pose, twist and odometry from ``physics`` arrays at row ``index`` from now on."""
+        self._physics, self._index = physics, index
+
+    def set_twist(self, vx: float, vy: float, wz: float) -> None:
+        """Command a body-frame twist (m/s, m/s, rad/s) to the vehicle's controller.
+
+        Raises:
+            ControllerError: the controller does not take twists (``raw``, ``front_steer_pid``).
+        """
+        from mvsim_core.errors import ControllerError
+
+        try:
+            self.controller.set_twist(vx, vy, wz)
+        except ControllerError as e:
+            raise ControllerError(f"vehicle '{self.name}': {e}") from None
+
+    def attach_wheel_state(self, torques: np.ndarray, omega: np.ndarray, phi: np.ndarray) -> None:
+        """Use these views of the world's wheel arrays for torques (N·m), spins (rad/s) and spin angles (rad)."""
+        self.torques, self.omega, self.phi = torques, omega, phi
+
+    def odometry_velocity(self) -> tuple[float, float, float]:
+        """Twist (vx, 0, ω) estimated from the spins of the first two wheels (left, right), as wheel encoders would.
+
+        ω = (ω_R·R_R − ω_L·R_L)/(y_L − y_R); vx = ω_L·R_L + ω·y_L. Slip shows up here: it is not ground truth.
+        """
+        w0, w1 = self.dynamics.wheels[0], self.dynamics.wheels[1]
+        r0, r1 = 0.5 * w0.diameter, 0.5 * w1.diameter
+        om = self.omega
+        w_veh = (om[1] * r1 - om[0] * r0) / (w0.y - w1.y)
+        return om[0] * r0 + w_veh * w0.y, 0.0, w_veh
 
     def summary(self) -> str:
         ctrl = getattr(self.controller, "xml_class", type(self.controller).__name__)

@@ -11,3 +11,4 @@ class Differential3Wheels(VehicleDynamics):
     family = "differential"
     wheel_slots = (("l_wheel", (0.0, 0.5)), ("r_wheel", (0.0, -0.5)), ("caster_wheel", (0.5, 0.0)))
     chassis_shape = DIFFERENTIAL_CHASSIS
+    lr_pattern = ("l", "r", None)

@@ -12,3 +12,4 @@ class Differential4Wheels(VehicleDynamics):
     wheel_slots = (("lr_wheel", (0.0, 0.5)), ("rr_wheel", (0.0, -0.5)),
                    ("lf_wheel", (0.5, 0.5)), ("rf_wheel", (0.5, -0.5)))
     chassis_shape = DIFFERENTIAL_CHASSIS
+    lr_pattern = ("l", "r", "l", "r")

@@ -1,0 +1,110 @@
+"""Benchmark: simulated seconds per wall second of the physics step, as fast as possible.
+
+(i)   the reference-trajectory world (one small_robot, twist_pid, dt 5 ms) with its command schedule
+      (the C++ MVSim 1.2.0 ran it at 150–208 on this kind of machine);
+(ii)  demo_many_robots (25 differential robots; sensors not simulated);
+(iii) 100 small_robots on a plane, driving in circles.
+
+    .venv/bin/python benchmarks/bench_physics.py [--seconds S] [--profile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("MVSIM_SHARED_DIR", REPO.parent / "shared"))
+os.environ.setdefault("MVSIM_OFFLINE", "1")
+sys.path.insert(0, str(REPO))
+
+import mvsim_core as mv  # noqa: E402
+
+HUNDRED = """<mvsim_world version="1.0">
+  <simul_timestep>0.005</simul_timestep>
+  <element class="horizontal_plane"><x_min>-60</x_min><x_max>60</x_max><y_min>-60</y_min><y_max>60</y_max></element>
+  <include file="{defs}/small_robot.vehicle.xml"/>
+  <for var="i" from="0" to="99">
+    <vehicle class="small_robot"><init_pose>$f{{-45 + 10*floor(i/10)}} $f{{-45 + 10*(i%10)}} 0</init_pose></vehicle>
+  </for>
+</mvsim_world>
+"""
+
+
+def rate(world, seconds: float, schedule=None) -> float:
+    """Simulated seconds per wall second over ``seconds`` of simulated time (after a short warm-up)."""
+    world.run(0.05)  # warm-up: Box2D bodies built, numba kernels compiled
+    n = round(seconds / world.timestep)
+    t0 = time.perf_counter()
+    for _ in range(n):
+        if schedule is not None:
+            schedule(world)
+        world.step()
+    wall = time.perf_counter() - t0
+    return n * world.timestep / wall
+
+
+def reference_world():
+    ref = SHARED / "reference-trajectories"
+    w = mv.load_world(ref / "ref_diff_small_robot.world.xml")
+    v = w.vehicles["r1"]
+
+    def schedule(world):
+        if world.time < 3.0:
+            v.set_twist(1.0, 0.0, 0.0)
+        else:
+            v.set_twist(0.5, 0.0, 0.5)
+
+    return w, schedule
+
+
+def many_robots():
+    w = mv.load_world(SHARED / "worlds/mvsim_tutorial/demo_many_robots.world.xml")
+    for v in w.vehicles.values():
+        v.set_twist(0.5, 0.0, 0.3)
+    return w, None
+
+
+def hundred_robots():
+    d = tempfile.mkdtemp()
+    p = Path(d) / "hundred.world.xml"
+    p.write_text(HUNDRED.format(defs=SHARED / "worlds/definitions"))
+    w = mv.load_world(p)
+    for v in w.vehicles.values():
+        v.set_twist(0.5, 0.0, 0.3)
+    return w, None
+
+
+CASES = [("(i) reference world, 1 robot, schedule", reference_world, 8.0, "≥ 200"),
+         ("(ii) demo_many_robots, 25 robots", many_robots, 4.0, "≥ 50"),
+         ("(iii) 100 robots", hundred_robots, 2.0, "≥ 10")]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", type=float, default=1.0, help="multiply the simulated durations")
+    ap.add_argument("--profile", action="store_true", help="print the top functions of each case")
+    args = ap.parse_args()
+    print("| case | timestep (ms) | simulated s / wall s | goal |")
+    print("|---|---:|---:|---:|")
+    for label, make, seconds, goal in CASES:
+        world, schedule = make()
+        if args.profile:
+            prof = cProfile.Profile()
+            prof.enable()
+        r = rate(world, seconds * args.scale, schedule)
+        if args.profile:
+            prof.disable()
+        print(f"| {label} | {world.timestep * 1000:g} | {r:.1f} | {goal} |")
+        if args.profile:
+            pstats.Stats(prof).sort_stats("tottime").print_stats(8)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,294 @@
+"""One physics step of a world, in upstream MVSim's order (reference §2.1):
+
+1. **terrain**: each vehicle's z, pitch and roll from the ground under its wheels; the gravity component along the
+   slope on each wheel (skipped when the whole ground is one level);
+2. **pre-step**: controllers set wheel torques (and steering); the friction models turn torques and wheel velocities
+   into contact forces — all wheels of all vehicles in one compiled call — which are summed per vehicle into one
+   force at the centre of mass and one torque, and handed to Box2D;
+3. **Box2D step** (gravity 0: Box2D only moves bodies in the ground plane and resolves contacts);
+4. **post-step**: read poses and velocities back, impose the twist of ideal controllers, integrate wheel spin
+   angles, update noisy odometry and collision flags, and check that nothing became NaN or ran away.
+
+State lives in arrays indexed by vehicle (in the world's vehicle order) and by wheel; the ``Vehicle`` objects read
+their pose, twist and odometry from here on demand.
+
+Frames: world (x, y, z up); vehicle (x forward, y left, origin = reference point = Box2D body origin).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from mvsim_core.dynamics.friction.kernel import P_CRR, P_MU
+from mvsim_core.dynamics.vehicle_kernels import post_update, vehicle_forces
+from mvsim_core.dynamics.wheels import WheelArrays
+from mvsim_core.errors import MvsimError
+
+if TYPE_CHECKING:
+    from mvsim_core.world import World
+
+RUNAWAY_SPEED = 1000.0  # m/s or rad/s: beyond this a body is considered to have blown up
+
+
+class SimulationError(MvsimError):
+    """The simulation produced NaN/inf or runaway velocities."""
+
+
+class Physics:
+    """Physics state of a world: Box2D bodies, wheel arrays, terrain. Built on the world's first step.
+
+    Attributes (V = number of vehicles):
+        state: (V, 6) x, y (m), yaw (rad), vx, vy (m/s, world frame), ω (rad/s) of each reference point.
+        twist: (V, 3) body-frame (vx, vy, ω). z, pitch, roll: (V,) from the terrain.
+        odometry: (V, 3) noisy odometry (x, y, yaw), starting at 0.
+        forces: (V, 3) last world-frame force (N) and torque (N·m) applied at each centre of mass.
+    """
+
+    def __init__(self, world: World) -> None:
+        from mvsim_core.dynamics.bodies import Bodies
+        from mvsim_core.dynamics.terrain import Terrain
+        from mvsim_core.elements.property_region import PropertyRegion
+        from mvsim_core.io.csv_logger import VehicleLogger
+
+        self.world = world
+        self.gravity = float(world.params["gravity"])
+        self.vel_iters = int(world.params["b2d_vel_iters"])
+        self.pos_iters = int(world.params["b2d_pos_iters"])
+        self.names = list(world.vehicles)
+        self.vehicles = list(world.vehicles.values())
+        n = len(self.vehicles)
+        self.bodies = Bodies(world)
+        self.wheels = WheelArrays(self.vehicles, self.gravity)
+        self.terrain = Terrain(world.elements, [b for b in world.blocks.values() if not b.is_intangible])
+        self.flat_z = self.terrain.flat_z
+        self.dynamic_blocks = [name for name, b in world.blocks.items()
+                               if not b.is_static and not b.is_intangible and name in self.bodies.block_bodies]
+        self.regions = [e for e in world.elements if isinstance(e, PropertyRegion)
+                        and e.name in ("friction_mu", "friction_C_rr")]
+        self.steered = [k for k, v in enumerate(self.vehicles) if hasattr(v.dynamics, "steer")]
+        self.com = self.bodies.local_centers(self.names) if n else np.zeros((0, 2))
+        self.chassis_mass = np.array([v.chassis.mass for v in self.vehicles], dtype=float)
+        self.wheel_count = np.diff(self.wheels.start).astype(float)
+        self.wheel_xy = np.column_stack([self.wheels.x, self.wheels.y])
+        self._place_on_terrain()
+        self.z = np.array([v.pose[2] for v in self.vehicles], dtype=float)
+        self.pitch = np.array([v.pose[4] for v in self.vehicles], dtype=float)
+        self.roll = np.array([v.pose[5] for v in self.vehicles], dtype=float)
+        self.state = self.bodies.read_states(self.names) if n else np.zeros((0, 6))
+        self._settle_on_terrain()
+        self.odo_prev = self.state[:, :3].copy()
+        self.odometry = np.zeros((n, 3))
+        self.odo_mult = np.array([v.odometry_multipliers for v in self.vehicles], dtype=float).reshape(n, 3)
+        self.twist = np.zeros((n, 3))
+        self.forces = np.zeros((n, 3))
+        # controllers: the plain twist_pid ones run as one batch, the others one by one
+        from mvsim_core.dynamics.controllers.twist_pid import DifferentialTwistPid
+        from mvsim_core.dynamics.controllers.twist_pid_batch import TwistPidBatch
+
+        batched = [(k, v) for k, v in enumerate(self.vehicles)
+                   if type(v.controller) is DifferentialTwistPid and v.controller.batchable]
+        self.pid_batch = TwistPidBatch(batched, self.wheels.start, self.wheels.radius) if batched else None
+        in_batch = {k for k, _ in batched}
+        self.individual = [v for k, v in enumerate(self.vehicles) if k not in in_batch]
+        self.passive = np.array([v.controller.ideal_twist() is not None for v in self.vehicles], dtype=np.bool_)
+        post_update(self.state, self.twist, self.odo_prev.copy(), np.zeros((n, 3)), self.odo_mult,
+                    np.zeros(0), np.zeros(0), 0.0, RUNAWAY_SPEED)  # fills twist only
+        self.steps = 0
+        self._colliding: set[str] = set()
+        for k, v in enumerate(self.vehicles):
+            v.attach_physics(self, k)
+            v.logger = VehicleLogger(v.name, len(v.wheels), v.log_path)
+            if v.auto_start_recording:
+                v.logger.start()
+
+    def _place_on_terrain(self) -> None:
+        """Initial elevation adjust (reference §1.13): unless ``<skip_elevation_adjust/>``, a vehicle or block
+        starts on the highest ground under (x, y, z + zmax/2)."""
+        from mvsim_core.dynamics.terrain import initial_z
+
+        for v in self.vehicles:
+            if not v.sim.skip_elevation_adjust:
+                x, y, z, yaw, pitch, roll = v.sim.pose
+                v.sim.pose = (x, y, initial_z(self.terrain, x, y, z, v.chassis.zmax), yaw, pitch, roll)
+        for b in self.world.blocks.values():
+            if not b.sim.skip_elevation_adjust and b.state_pose is None:
+                x, y, z, yaw, pitch, roll = b.sim.pose
+                b.sim.pose = (x, y, initial_z(self.terrain, x, y, z, b.zmax), yaw, pitch, roll)
+
+    def _settle_on_terrain(self) -> None:
+        """Start every (adjustable) vehicle with the attitude of its wheel contacts: the fit starts half a chassis
+        height above the ground, so that wheels on the uphill side find their ground too."""
+        adjust = np.array([not v.sim.skip_elevation_adjust for v in self.vehicles], dtype=bool)
+        if self.flat_z is not None or not adjust.any() or self.wheels.n == 0:
+            return
+        lift = np.array([0.5 * v.chassis.zmax for v in self.vehicles])
+        st, w = self.state, self.wheels
+        z, pitch, roll = self.terrain.fit_vehicles(st[:, 0], st[:, 1], st[:, 2], self.z + lift, self.pitch,
+                                                   self.roll, self.wheel_xy, 2.0 * w.radius, w.vehicle)
+        self.z = np.where(adjust, z, self.z)
+        self.pitch = np.where(adjust, pitch, self.pitch)
+        self.roll = np.where(adjust, roll, self.roll)
+
+    # ------------------------------------------------------------------ per-vehicle views
+    def pose_of(self, k: int) -> tuple[float, float, float, float, float, float]:
+        st = self.state[k]
+        return (float(st[0]), float(st[1]), float(self.z[k]), float(st[2]), float(self.pitch[k]),
+                float(self.roll[k]))
+
+    def teleport(self, name: str, x: float, y: float, yaw: float) -> None:
+        """Move a vehicle or block body to (x, y, yaw) (world frame, m / rad); odometry sees no jump."""
+        body = self.bodies.vehicle_bodies.get(name) or self.bodies.block_bodies.get(name)
+        if body is not None:
+            body.transform = ((x, y), yaw)
+        if name in self.world.vehicles:
+            k = self.names.index(name)
+            self.state[:] = self.bodies.read_states(self.names)
+            self.odo_prev[k] = (x, y, yaw)
+        else:
+            obj = self.world.blocks.get(name) or self.world.actors[name]
+            _, _, z, _, pitch, roll = obj.pose
+            obj.state_pose = (x, y, z, yaw, pitch, roll)
+
+    # ------------------------------------------------------------------ the step
+    def step(self, dt: float) -> None:
+        """Advance every body by ``dt`` seconds."""
+        self._terrain()
+        self._pre_step(dt)
+        self.bodies.b2world.Step(dt, self.vel_iters, self.pos_iters)
+        self._post_step(dt)
+        self.steps += 1
+
+    def _terrain(self) -> None:
+        """z, pitch, roll of every vehicle from its wheel contacts; gravity along the slope on every wheel (§2.2)."""
+        w = self.wheels
+        if w.n == 0:
+            return
+        if self.flat_z is not None:
+            self.z[:] = self.flat_z
+            return
+        st = self.state
+        self.z, self.pitch, self.roll = self.terrain.fit_vehicles(
+            st[:, 0], st[:, 1], st[:, 2], self.z, self.pitch, self.roll, self.wheel_xy, 2.0 * w.radius, w.vehicle)
+        # gravity direction in the vehicle frame: R^T·(0, 0, −1) = (sin p, −cos p·sin r, −cos p·cos r)
+        load = (self.chassis_mass[w.vehicle] / self.wheel_count[w.vehicle] + w.mass) * self.gravity
+        np.multiply(np.sin(self.pitch)[w.vehicle], load, out=w.slope_x)
+        np.multiply((-np.cos(self.pitch) * np.sin(self.roll))[w.vehicle], load, out=w.slope_y)
+
+    def _pre_step(self, dt: float) -> None:
+        w = self.wheels
+        self.bodies.update_grid_obstacles()
+        passive = self.passive
+        if self.pid_batch is not None:
+            self.pid_batch.run(w.omega, w.torque, dt)
+        for v in self.individual:
+            v.controller.control(v, dt)
+        for k in self.steered:
+            v = self.vehicles[k]
+            w.sync_yaws(k, v.wheels)
+            self.bodies.set_wheel_yaws(self.names[k], [wh.yaw for wh in v.wheels])
+        if self.regions:
+            self._apply_regions()
+        if w.n == 0:
+            return
+        vehicle_forces(self.twist, self.state[:, 2], self.com, passive, w.vehicle, w.x, w.y, w.model, w.params,
+                       w.yaw, w.radius, w.mass, w.iyy, w.omega, w.torque, w.fz, w.slope_x, w.slope_y, self.gravity,
+                       dt, w.vx, w.vy, w.fx, w.fy, self.forces)
+        self.bodies.apply(self.names, self.forces[:, 0], self.forces[:, 1], self.forces[:, 2])
+
+    def _apply_regions(self) -> None:
+        """Per-wheel ``friction_mu`` / ``friction_C_rr`` overrides at the wheels' world positions (z = 0)."""
+        from mvsim_core.elements.property_region import property_at
+
+        w = self.wheels
+        w.params[:] = w.base_params
+        for i in range(w.n):
+            k = w.vehicle[i]
+            x, y, yaw = self.state[k, 0], self.state[k, 1], self.state[k, 2]
+            c, s = math.cos(yaw), math.sin(yaw)
+            px, py = x + c * w.x[i] - s * w.y[i], y + s * w.x[i] + c * w.y[i]
+            mu = property_at(self.regions, "friction_mu", px, py, 0.0)
+            if mu is not None and w.model[i] != 2:
+                w.params[i, P_MU] = float(mu)
+            crr = property_at(self.regions, "friction_C_rr", px, py, 0.0)
+            if crr is not None:
+                w.params[i, P_CRR] = float(crr)
+
+    def _post_step(self, dt: float) -> None:
+        w = self.wheels
+        if self.passive.any():
+            self._impose_ideal_twists()
+        if self.vehicles:
+            self.state[:] = self.bodies.read_states(self.names)
+        bad = post_update(self.state, self.twist, self.odo_prev, self.odometry, self.odo_mult, w.omega, w.phi, dt,
+                          RUNAWAY_SPEED)
+        if bad != -1:
+            self._raise_blowup(bad)
+        self._collisions()
+        self._log(dt)
+        for name in self.dynamic_blocks:
+            b = self.bodies.block_bodies[name]
+            blk = self.world.blocks[name]
+            p = b.position
+            _, _, z, _, pitch, roll = blk.pose
+            blk.state_pose = (float(p[0]), float(p[1]), z, float(b.angle), pitch, roll)
+
+    def _impose_ideal_twists(self) -> None:
+        """Ideal controllers: set the body velocity to the commanded twist; the wheels roll without slip."""
+        w = self.wheels
+        st = self.bodies.read_states(self.names)
+        idx = np.flatnonzero(self.passive)
+        names, vxs, vys, oms = [], [], [], []
+        for k in idx:
+            vx, vy, om = self.vehicles[k].controller.ideal_twist()
+            c, s = math.cos(st[k, 2]), math.sin(st[k, 2])
+            names.append(self.names[k])
+            vxs.append(c * vx - s * vy)
+            vys.append(s * vx + c * vy)
+            oms.append(om)
+            a, b = w.start[k], w.start[k + 1]
+            cw, sw = np.cos(w.yaw[a:b]), np.sin(w.yaw[a:b])
+            w.omega[a:b] = (cw * (vx - om * w.y[a:b]) + sw * (vy + om * w.x[a:b])) / w.radius[a:b]
+        self.bodies.set_velocities(names, np.array(vxs), np.array(vys), np.array(oms))
+
+    def _log(self, dt: float) -> None:
+        """Rows for the vehicles whose CSV loggers are recording."""
+        w = self.wheels
+        t = self.world.time + dt
+        for k, v in enumerate(self.vehicles):
+            if not v.logger.recording:
+                continue
+            rows = [(w.x[i], w.y[i], w.torque[i], w.fz[i], w.vx[i], w.vy[i], w.fx[i], w.fy[i])
+                    for i in range(w.start[k], w.start[k + 1])]
+            v.logger.write(t, v.pose, v.twist, v.odometry, rows)
+
+    def _collisions(self) -> None:
+        """``collision`` = touching now; ``had_collision`` latches until the user resets it."""
+        flags = self.bodies.collisions(float(self.world.params["collision_threshold"]))
+        now = {name for name, hit in flags.items() if hit}
+        for name in self._colliding - now:
+            obj = self.world.vehicles.get(name) or self.world.blocks.get(name)
+            if obj is not None:
+                obj.collision = False
+        for name in now:
+            obj = self.world.vehicles.get(name) or self.world.blocks.get(name)
+            if obj is not None:
+                obj.collision = True
+                obj.had_collision = True
+        self._colliding = now
+
+    def _raise_blowup(self, k: int) -> None:
+        t = self.world.time + self.world.timestep
+        if k >= 0:
+            st = self.state[k]
+            what = "NaN/inf" if not np.isfinite(st).all() else "a runaway velocity"
+            raise SimulationError(f"vehicle '{self.names[k]}' has {what} at step {self.steps + 1} (t = {t:.4f} s): "
+                                  f"x, y, yaw, vx, vy, ω = {[float(a) for a in st]}; check its masses, wheel "
+                                  f"inertias, controller gains and the timestep")
+        i = int(np.flatnonzero(~np.isfinite(self.wheels.omega))[0])
+        k = int(self.wheels.vehicle[i])
+        raise SimulationError(f"vehicle '{self.names[k]}': wheel {i - int(self.wheels.start[k]) + 1} spin became "
+                              f"NaN/inf at step {self.steps + 1} (t = {t:.4f} s); check the wheel inertia and the "
+                              f"friction parameters")

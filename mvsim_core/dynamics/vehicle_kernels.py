@@ -1,0 +1,111 @@
+"""Compiled per-step kernels over all vehicles and wheels (one call each per physics step).
+
+Shapes: V vehicles, W wheels; ``veh`` (W,) gives each wheel's vehicle. Frames as in :mod:`.physics`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
+from mvsim_core.dynamics.friction.kernel import wheel_friction
+
+
+@njit(cache=True)
+def vehicle_forces(twist: np.ndarray, yaw_v: np.ndarray, com: np.ndarray, passive: np.ndarray, veh: np.ndarray,
+                   x: np.ndarray, y: np.ndarray, model: np.ndarray, params: np.ndarray, yaw: np.ndarray,
+                   radius: np.ndarray, mass: np.ndarray, iyy: np.ndarray, omega: np.ndarray, torque: np.ndarray,
+                   fz: np.ndarray, gsx: np.ndarray, gsy: np.ndarray, g: float, dt: float, wvx: np.ndarray,
+                   wvy: np.ndarray, wfx: np.ndarray, wfy: np.ndarray, out: np.ndarray) -> None:
+    """Friction at every wheel and the resulting force and torque on every vehicle.
+
+    Each wheel pushes the vehicle with its friction force plus the gravity component along the slope (``gsx``,
+    ``gsy``); on a slope at rest the two cancel, which keeps parked vehicles in place.
+
+    Args:
+        twist: (V, 3) body-frame (vx, vy, ω) of each reference point. yaw_v: (V,) vehicle yaw (rad).
+        com: (V, 2) centre of mass in the vehicle frame (m). passive: (V,) true where no force is applied
+            (ideal controllers impose the twist instead).
+        veh, x, y, model, params, yaw, radius, mass, iyy, omega (updated), fz, gsx, gsy: per wheel, see
+            :class:`mvsim_core.dynamics.wheels.WheelArrays`. torque: controller torque (negative drives forward).
+        wvx, wvy, wfx, wfy: outputs per wheel — velocity and friction force in the vehicle frame.
+        out: (V, 3) output: world-frame force (N) at the COM and torque about it (N·m).
+    """
+    out[:, :] = 0.0
+    for i in range(veh.shape[0]):
+        k = veh[i]
+        vx = twist[k, 0] - twist[k, 2] * y[i]
+        vy = twist[k, 1] + twist[k, 2] * x[i]
+        wvx[i] = vx
+        wvy[i] = vy
+        fx, fy = wheel_friction(i, model, params, vx, vy, yaw, radius, mass, iyy, omega, -torque[i], fz, gsx, gsy,
+                                g, dt)
+        wfx[i] = fx
+        wfy[i] = fy
+        if passive[k]:
+            continue
+        # friction plus the gravity component along the slope, both applied at the wheel
+        fx += gsx[i]
+        fy += gsy[i]
+        out[k, 0] += fx
+        out[k, 1] += fy
+        out[k, 2] += (x[i] - com[k, 0]) * fy - (y[i] - com[k, 1]) * fx
+    for k in range(out.shape[0]):
+        c = math.cos(yaw_v[k])
+        s = math.sin(yaw_v[k])
+        fx = out[k, 0]
+        out[k, 0] = c * fx - s * out[k, 1]
+        out[k, 1] = s * fx + c * out[k, 1]
+
+
+@njit(cache=True)
+def post_update(state: np.ndarray, twist: np.ndarray, prev: np.ndarray, odo: np.ndarray, mult: np.ndarray,
+                omega: np.ndarray, phi: np.ndarray, dt: float, runaway: float) -> int:
+    """After Box2D: body-frame twists, wheel spin angles, noisy odometry; returns the index of the first vehicle
+    whose state is NaN/inf or faster than ``runaway`` (m/s or rad/s), −2 for a non-finite wheel spin, or −1.
+
+    Odometry: (dx, dy, dyaw) = pose increment in the previous pose's frame, times the multipliers, composed onto
+    the odometry pose.
+    """
+    two_pi = 2.0 * math.pi
+    bad = -1
+    for k in range(state.shape[0]):
+        a = state[k, 2]
+        c = math.cos(a)
+        s = math.sin(a)
+        twist[k, 0] = c * state[k, 3] + s * state[k, 4]
+        twist[k, 1] = -s * state[k, 3] + c * state[k, 4]
+        twist[k, 2] = state[k, 5]
+        dxw = state[k, 0] - prev[k, 0]
+        dyw = state[k, 1] - prev[k, 1]
+        cp = math.cos(prev[k, 2])
+        sp = math.sin(prev[k, 2])
+        dx = (cp * dxw + sp * dyw) * mult[k, 0]
+        dy = (-sp * dxw + cp * dyw) * mult[k, 1]
+        dyaw = ((a - prev[k, 2] + math.pi) % two_pi - math.pi) * mult[k, 2]
+        co = math.cos(odo[k, 2])
+        so = math.sin(odo[k, 2])
+        odo[k, 0] += co * dx - so * dy
+        odo[k, 1] += so * dx + co * dy
+        odo[k, 2] = (odo[k, 2] + dyaw + math.pi) % two_pi - math.pi
+        prev[k, 0] = state[k, 0]
+        prev[k, 1] = state[k, 1]
+        prev[k, 2] = a
+        if bad == -1:
+            for j in range(6):
+                v = state[k, j]
+                if not math.isfinite(v) or (j >= 3 and abs(v) > runaway):
+                    bad = k
+                    break
+    for i in range(omega.shape[0]):
+        if not math.isfinite(omega[i]):
+            if bad == -1:
+                bad = -2
+            continue
+        phi[i] += omega[i] * dt
+        if abs(phi[i]) > 1e4:  # keep precision: wrap, keeping the sign (C fmod)
+            phi[i] = math.copysign(abs(phi[i]) % two_pi, phi[i])
+    return bad
