@@ -899,8 +899,9 @@ class Bodies:
         wrapped), vx, vy (m/s, velocity of the body origin, world frame), omega (rad/s)."""
         b = self._batch(names)
         if self.raw:
-            v = self._f32[b.read_idx].astype(np.float64)
-            x, y, s, c, lx, ly, a, vx, vy, w = v.T
+            out = np.empty((len(b.bodies), 6))
+            _read_raw_states(self._f32, b.read_idx, out)
+            return out
         else:
             rows = []
             for bd in b.bodies:
@@ -924,13 +925,9 @@ class Bodies:
         b = self._batch(name_order)
         fx, fy, tq = _per_body(len(b.bodies), fx, fy, torque)
         if self.raw:
-            direct = self._direct_mask(b)
-            if direct.all():
-                base = b.base
-                self._f32[base + _OFF_F] += fx
-                self._f32[base + _OFF_F + 1] += fy
-                self._f32[base + _OFF_T] += tq
+            if _apply_raw(self._f32, self._i32, b.base, b.flag_idx, b.dynamic, fx, fy, tq):
                 return
+            direct = self._direct_mask(b)
             base = b.base[direct]
             self._f32[base + _OFF_F] += fx[direct]
             self._f32[base + _OFF_F + 1] += fy[direct]
@@ -1125,3 +1122,38 @@ def _wheel_box(w: Any, yaw: float) -> np.ndarray:
     c, s = math.cos(yaw), math.sin(yaw)
     loc = np.array([[-hx, -hy], [hx, -hy], [hx, hy], [-hx, hy]])
     return loc @ np.array([[c, s], [-s, c]]) + (w.x, w.y)
+
+
+@njit(cache=True)
+def _read_raw_states(f32: np.ndarray, read_idx: np.ndarray, out: np.ndarray) -> None:
+    """``read_states`` over the raw body structs: columns of ``read_idx`` as ``_READ_COLS`` (position, rotation
+    sine/cosine, local centre, angle, COM velocity, angular velocity); writes origin states (n×6)."""
+    for i in range(read_idx.shape[0]):
+        r = read_idx[i]
+        x, y = float(f32[r[0]]), float(f32[r[1]])
+        s, c = float(f32[r[2]]), float(f32[r[3]])
+        lx, ly = float(f32[r[4]]), float(f32[r[5]])
+        w = float(f32[r[9]])
+        dx = c * lx - s * ly  # origin -> COM, world frame
+        dy = s * lx + c * ly
+        out[i, 0] = x
+        out[i, 1] = y
+        out[i, 2] = float(f32[r[6]])
+        out[i, 3] = float(f32[r[7]]) + w * dy
+        out[i, 4] = float(f32[r[8]]) - w * dx
+        out[i, 5] = w
+
+
+@njit(cache=True)
+def _apply_raw(f32: np.ndarray, i32: np.ndarray, base: np.ndarray, flag_idx: np.ndarray, dynamic: np.ndarray,
+               fx: np.ndarray, fy: np.ndarray, tq: np.ndarray) -> bool:
+    """Add force and torque straight into the structs when every body is dynamic and awake (then True); otherwise
+    change nothing and return False (the caller takes the slower path that wakes bodies through the API)."""
+    for i in range(base.shape[0]):
+        if not dynamic[i] or (i32[flag_idx[i]] & _AWAKE_FLAG) == 0:
+            return False
+    for i in range(base.shape[0]):
+        f32[base[i] + _OFF_F] += fx[i]
+        f32[base[i] + _OFF_F + 1] += fy[i]
+        f32[base[i] + _OFF_T] += tq[i]
+    return True

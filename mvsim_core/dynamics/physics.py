@@ -57,7 +57,7 @@ class Physics:
         self.gravity = float(world.params["gravity"])
         self.vel_iters = int(world.params["b2d_vel_iters"])
         self.pos_iters = int(world.params["b2d_pos_iters"])
-        self.names = list(world.vehicles)
+        self.names = tuple(world.vehicles)
         self.vehicles = list(world.vehicles.values())
         n = len(self.vehicles)
         self.bodies = Bodies(world)
