@@ -98,6 +98,12 @@ class Physics:
                     np.zeros(0), np.zeros(0), 0.0, RUNAWAY_SPEED)  # fills twist only
         self.steps = 0
         self._colliding: set[str] = set()
+        from mvsim_core.sensors.scheduler import SensorScheduler
+
+        self.sensors = SensorScheduler(world, self)
+        if self.sensors.not_simulated:
+            world.warnings.append(f"sensors of class {', '.join(self.sensors.not_simulated)} produce no "
+                                  f"observations yet in this version")
         for k, v in enumerate(self.vehicles):
             v.attach_physics(self, k)
             v.logger = VehicleLogger(v.name, len(v.wheels), v.log_path)
@@ -227,6 +233,7 @@ class Physics:
         if bad != -1:
             self._raise_blowup(bad)
         self._collisions()
+        self.sensors.run(self.world.time + dt)
         self._log(dt)
         for name in self.dynamic_blocks:
             b = self.bodies.block_bodies[name]

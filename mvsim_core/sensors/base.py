@@ -97,6 +97,8 @@ class Sensor:
     COUNTS: ClassVar[tuple[str, ...]] = ()
     POSE_TAGS: ClassVar[tuple[str, ...]] = ("pose_3d",)
     DEFAULT_POSE: ClassVar[Pose3D] = ZERO_POSE
+    simulated: ClassVar[bool] = False
+    """True once the class can produce observations (:meth:`sample_batch`)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -114,6 +116,16 @@ class Sensor:
         self.publish_topic = publish_topic
         self.visuals: list[Visual] = visuals if visuals is not None else []
         self.last: Any = None
+
+    # ------------------------------------------------------------------ simulation
+    @classmethod
+    def sample_batch(cls, sensors: list[Sensor], ctx: Any, t: float) -> list[Any]:
+        """Observations of several sensors of this class due at simulated time ``t`` (s); default: one by one."""
+        return [s.sample(ctx, t) for s in sensors]
+
+    def sample(self, ctx: Any, t: float) -> Any:
+        """One observation at time ``t`` (``ctx``: :class:`mvsim_core.sensors.scheduler.SensorContext`)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot sample yet")
 
     # ------------------------------------------------------------------ construction
     @classmethod

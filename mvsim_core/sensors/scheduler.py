@@ -1,0 +1,110 @@
+"""When sensors fire, and the context they sample from (reference §1.12 "Sampling").
+
+A sensor fires in the post-step of the first physics step whose end time t satisfies t ≥ last + period − 1e-6 (last =
+0 at start, so the first sample is at t ≥ period). All sensors due at a step are handed to their class together
+(:meth:`Sensor.sample_batch`), so a class can cast all its rays in one kernel call.
+
+Frames: :meth:`SensorContext.sensor_pose` composes the vehicle pose (world frame, x y z yaw pitch roll) with the
+sensor's pose on the vehicle; standalone sensors are posed in the world frame directly.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from mvsim_core.dynamics.physics import Physics
+    from mvsim_core.sensors.base import Sensor
+    from mvsim_core.world import World
+
+SAMPLE_EPS = 1e-6  # s: tolerance of the due test, as upstream
+
+
+def rotation(yaw: float, pitch: float, roll: float) -> np.ndarray:
+    """R = Rz(yaw)·Ry(pitch)·Rx(roll) (MRPT's yaw-pitch-roll convention)."""
+    cy, sy = math.cos(yaw), math.sin(yaw)
+    cp, sp = math.cos(pitch), math.sin(pitch)
+    cr, sr = math.cos(roll), math.sin(roll)
+    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]])
+
+
+def compose(a: tuple, b: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """Pose ``a`` ⊕ pose ``b`` (each x y z yaw pitch roll) as (R 3×3, t 3)."""
+    ra = rotation(a[3], a[4], a[5])
+    rb = rotation(b[3], b[4], b[5])
+    t = np.array(a[:3], dtype=float) + ra @ np.array(b[:3], dtype=float)
+    return ra @ rb, t
+
+
+class SensorContext:
+    """What a sensor may read while sampling: the world, its physics state and the seeded generator.
+
+    Attributes:
+        world: the World. physics: its Physics. rng: the world's :class:`~mvsim_core.rng.WorldRandom`.
+        dt: the physics timestep (s).
+    """
+
+    def __init__(self, world: World, physics: Physics) -> None:
+        self.world = world
+        self.physics = physics
+        self.rng = world.rng
+        self.dt = world.timestep
+        self._vehicle_index = {name: k for k, name in enumerate(physics.names)}
+
+    def vehicle_index(self, sensor: Sensor) -> int:
+        """Row of the sensor's vehicle in the physics arrays, or −1 for a standalone sensor."""
+        return self._vehicle_index.get(sensor.parent, -1)
+
+    def host_pose(self, sensor: Sensor) -> tuple[float, float, float, float, float, float]:
+        """World pose of the sensor's vehicle (identity for standalone sensors)."""
+        k = self.vehicle_index(sensor)
+        return self.physics.pose_of(k) if k >= 0 else (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+    def sensor_pose(self, sensor: Sensor) -> tuple[np.ndarray, np.ndarray]:
+        """Sensor frame in the world: rotation (3×3) and position (3,) in m."""
+        return compose(self.host_pose(sensor), sensor.pose)
+
+
+class SensorScheduler:
+    """Fires the sensors of a world on time. Classes that cannot sample yet are listed in :attr:`not_simulated`."""
+
+    def __init__(self, world: World, physics: Physics) -> None:
+        self.ctx = SensorContext(world, physics)
+        sensors: list[Sensor] = [s for v in world.vehicles.values() for s in v.sensors.values()]
+        sensors += list(world.sensors.values())
+        self.sensors = [s for s in sensors if type(s).simulated]
+        self.not_simulated = sorted({type(s).xml_class for s in sensors if not type(s).simulated})
+        self.last = np.zeros(len(self.sensors))
+        self.period = np.array([s.period for s in self.sensors], dtype=float)
+        self.due_at = self.last + self.period - SAMPLE_EPS
+
+    def run(self, t: float) -> None:
+        """Sample every sensor due at simulated time ``t`` (s), batched per class."""
+        if not self.sensors:
+            return
+        due = np.flatnonzero(self.due_at <= t)
+        if due.size == 0:
+            return
+        groups: dict[type, list[int]] = defaultdict(list)
+        for i in due:
+            groups[type(self.sensors[i])].append(int(i))
+        for cls, idx in groups.items():
+            observations = cls.sample_batch([self.sensors[i] for i in idx], self.ctx, t)
+            for i, obs in zip(idx, observations, strict=True):
+                self.sensors[i].last = obs
+        self.last[due] = t
+        self.due_at[due] = t + self.period[due] - SAMPLE_EPS
+
+    def __repr__(self) -> str:
+        return f"<SensorScheduler {len(self.sensors)} sensors; not simulated: {self.not_simulated}>"
+
+
+def observation_stamp(obs: Any) -> float:
+    """The simulated time (s) of an observation."""
+    return float(obs.stamp)
