@@ -50,6 +50,7 @@ class Physics:
     def __init__(self, world: World) -> None:
         from mvsim_core.dynamics.bodies import Bodies
         from mvsim_core.dynamics.terrain import Terrain
+        from mvsim_core.dynamics.terrain_obstacles import TerrainObstacles
         from mvsim_core.elements.property_region import PropertyRegion
         from mvsim_core.io.csv_logger import VehicleLogger
 
@@ -79,6 +80,7 @@ class Physics:
         self.roll = np.array([v.pose[5] for v in self.vehicles], dtype=float)
         self.state = self.bodies.read_states(self.names) if n else np.zeros((0, 6))
         self._settle_on_terrain()
+        self.terrain_obstacles = TerrainObstacles(self.bodies, self.terrain, self.vehicles)
         self.odo_prev = self.state[:, :3].copy()
         self.odometry = np.zeros((n, 3))
         self.odo_mult = np.array([v.odometry_multipliers for v in self.vehicles], dtype=float).reshape(n, 3)
@@ -186,6 +188,7 @@ class Physics:
     def _pre_step(self, dt: float) -> None:
         w = self.wheels
         self.bodies.update_grid_obstacles()
+        self.terrain_obstacles.update(self.state, self.z, self.pitch, self.roll)
         passive = self.passive
         if self.pid_batch is not None:
             self.pid_batch.run(w.omega, w.torque, dt)
