@@ -2,20 +2,81 @@
 
 Rays lie in the sensor's x-y plane, counter-clockwise from −fov/2 to +fov/2 (MRPT's ``rightToLeft``), equally spaced
 by fov/(nrays − 1); ray 0 is the rightmost. A ray that hits nothing reads ``max_range`` and is flagged invalid.
-In 2D mode (default) rays are cast against occupancy grids and the Box2D bodies; with ``raytrace_3d`` they are
-measured on a depth rendering of the 3D scene.
+
+Simulation (:meth:`Lidar2D.sample_batch`): all rays of all lidars due at a step are cast in one call on the world's
+:class:`~mvsim_core.sensors.raycast.scene.RaycastScene`:
+
+* pose: vehicle pose ⊕ sensor pose; rays are horizontal, from the sensor's world (x, y) with its world yaw (the
+  projection of its x axis; pitch and roll are ignored, as upstream's 2D mode does), at the sensor's world z;
+* solids: occupancy grids (cells with occupancy > 0.5) and the outlines of blocks, walls, vertical planes and other
+  vehicles (chassis + wheels). The sensor's own vehicle is never seen (whatever ``ignore_parent_body`` says: a 2D
+  outline cannot be seen "from outside" by a sensor mounted on it);
+* ``bodies_visible=false``: only the occupancy grids are seen — no blocks, walls, vertical planes or vehicles — as
+  upstream, whose flag makes its Box2D ray cast ignore every fixture;
+* ``raytrace_3d=true``: instead of upstream's depth rendering, a solid is hit only when the ray's height lies within
+  the solid's vertical extent (so a ray passes over a low block); occupancy grids stay infinitely tall;
+* noise, from the world's seeded generator: each ray's direction is perturbed by N(0, angle_std_noise²) before the
+  cast (the reported ``angles`` stay nominal); each valid range gets N(0, range_std_noise²); ranges are then clipped
+  to [0, max_range]. Misses read ``max_range`` with ``valid`` False and no noise.
 """
 
 from __future__ import annotations
 
 import math
-from typing import ClassVar
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
 from mvsim_core.sensors.base import Pose3D, Sensor, count_param
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.params import Kind, Param
+
+
+@dataclass
+class LaserScan:
+    """One 2D scan (the observation of a :class:`Lidar2D`).
+
+    Attributes:
+        stamp: simulated time of the scan (s).
+        ranges: (n,) float32 distances (m) in [0, max_range]; ``max_range`` where nothing was hit.
+        valid: (n,) bool, True where the ray hit something.
+        angles: (n,) float32 ray directions in the sensor frame (rad), CCW from −fov/2 to +fov/2 (nominal, without
+            angle noise).
+        sensor_pose: (x, y, z, yaw, pitch, roll) of the sensor in the world at ``stamp`` (m, rad).
+        max_range: the sensor's reach (m).
+        frame: the sensor's name.
+    """
+
+    stamp: float
+    ranges: np.ndarray
+    valid: np.ndarray
+    angles: np.ndarray
+    sensor_pose: tuple[float, float, float, float, float, float]
+    max_range: float
+    frame: str
+
+    @property
+    def angle_min(self) -> float:
+        """Direction of ray 0 in the sensor frame (rad)."""
+        return float(self.angles[0])
+
+    @property
+    def angle_max(self) -> float:
+        """Direction of the last ray in the sensor frame (rad)."""
+        return float(self.angles[-1])
+
+    @property
+    def angle_increment(self) -> float:
+        """Angle between consecutive rays (rad; 0 for a single ray)."""
+        n = len(self.angles)
+        return (self.angle_max - self.angle_min) / (n - 1) if n > 1 else 0.0
+
+    def points(self) -> np.ndarray:
+        """(k, 2) float64 x, y (m) of the k valid returns, in the sensor frame."""
+        a = self.angles[self.valid].astype(np.float64)
+        r = self.ranges[self.valid].astype(np.float64)
+        return np.column_stack([r * np.cos(a), r * np.sin(a)])
 
 
 class Lidar2D(Sensor):
@@ -25,11 +86,11 @@ class Lidar2D(Sensor):
         fov_degrees: 180° (stored in rad), in (0, 360°].
         nrays: 181 rays.
         range_std_noise: 0.01 m (Gaussian, added to each valid range).
-        angle_std_noise_deg: 0.01° (stored in rad; used when casting against occupancy grids).
+        angle_std_noise_deg: 0.01° (stored in rad; Gaussian, added to each ray's direction before casting).
         max_range: 80 m (MRPT's default).
-        bodies_visible: whether Box2D bodies (vehicles, blocks, walls) are seen in 2D mode.
-        raytrace_3d: measure on the rendered 3D scene instead of 2D ray casting.
-        ignore_parent_body: in 3D mode, hide the carrying vehicle.
+        bodies_visible: whether bodies (vehicles, blocks, walls, vertical planes) are seen; false: grids only.
+        raytrace_3d: honour the solids' heights (a ray passes over what is lower than the sensor).
+        ignore_parent_body: hide the carrying vehicle (always hidden here; see the module docstring).
         viz_*: how the GUI draws the scan.
     Pose: ``pose`` (x y yaw_deg) + ``height`` (default 0.05 m), or ``pose_3d``.
     """
@@ -56,6 +117,66 @@ class Lidar2D(Sensor):
         Param("viz_pointsColor", Kind.COLOR, (0xFF, 0x00, 0x00, 0x80)),
         Param("viz_planeColor", Kind.COLOR, (0x00, 0x00, 0xFF, 0x10)),
     )
+
+    simulated: ClassVar[bool] = True
+
+    # ------------------------------------------------------------------ simulation
+    @classmethod
+    def sample_batch(cls, sensors: list[Sensor], ctx: Any, t: float) -> list[LaserScan]:
+        """Scans of all ``sensors`` (lidars due at simulated time ``t``, s), cast together in one scene call.
+
+        Noise is drawn from ``ctx.rng.generator`` for all rays of all the lidars at once, in sensor order: first the
+        ray-direction noise (when some lidar has angle noise), then the range noise (when some has range noise).
+
+        Args:
+            sensors: the due :class:`Lidar2D` sensors.
+            ctx: the :class:`~mvsim_core.sensors.scheduler.SensorContext` (scene, poses, seeded generator).
+            t: simulated time (s), the scans' stamp.
+        """
+        lidars: list[Lidar2D] = [s for s in sensors if isinstance(s, Lidar2D)]
+        if not lidars:
+            return []
+        gen = ctx.rng.generator
+        counts = np.array([s.nrays for s in lidars], dtype=np.int64)
+        bounds = np.concatenate([[0], np.cumsum(counts)])
+        rot, pos = ctx.sensor_poses(lidars)
+        yaw = np.arctan2(rot[:, 1, 0], rot[:, 0, 0])
+        pitch = np.arctan2(-rot[:, 2, 0], np.hypot(rot[:, 0, 0], rot[:, 1, 0]))
+        roll = np.arctan2(rot[:, 2, 1], rot[:, 2, 2])
+
+        def per_ray(values: list[Any], dtype: Any = np.float64) -> np.ndarray:
+            return np.repeat(np.array(values, dtype=dtype), counts)
+
+        angles = np.repeat(yaw, counts) + np.concatenate([s._nominal_angles()[0] for s in lidars])
+        sigma_a = [s.angle_std_noise for s in lidars]
+        if any(sig > 0.0 for sig in sigma_a):
+            angles += gen.standard_normal(len(angles)) * per_ray(sigma_a)
+        origins = np.repeat(pos[:, :2], counts, axis=0)
+        reach = per_ray([s.max_range for s in lidars])
+        dist = ctx.raycast_scene.cast(origins, angles, np.repeat(pos[:, 2], counts), reach,
+                                      per_ray([ctx.vehicle_index(s) for s in lidars], np.int64),
+                                      per_ray([bool(s.params["bodies_visible"]) for s in lidars], np.bool_),
+                                      per_ray([bool(s.params["raytrace_3d"]) for s in lidars], np.bool_))
+        valid = np.isfinite(dist)
+        ranges = np.where(valid, dist, reach)
+        sigma_r = [s.range_std_noise for s in lidars]
+        if any(sig > 0.0 for sig in sigma_r):
+            noise = gen.standard_normal(len(ranges)) * per_ray(sigma_r)
+            ranges = np.where(valid, ranges + noise, ranges)
+        ranges = np.minimum(np.maximum(ranges, 0.0), reach).astype(np.float32)
+        out: list[LaserScan] = []
+        for i, s in enumerate(lidars):
+            a, b = bounds[i], bounds[i + 1]
+            pose = (float(pos[i, 0]), float(pos[i, 1]), float(pos[i, 2]), float(yaw[i]), float(pitch[i]),
+                    float(roll[i]))
+            out.append(LaserScan(stamp=float(t), ranges=ranges[a:b].copy(), valid=valid[a:b].copy(),
+                                 angles=s._nominal_angles()[1].copy(), sensor_pose=pose, max_range=s.max_range,
+                                 frame=s.name))
+        return out
+
+    def sample(self, ctx: Any, t: float) -> LaserScan:
+        """One scan at simulated time ``t`` (s); see :meth:`sample_batch`."""
+        return self.sample_batch([self], ctx, t)[0]
 
     # ------------------------------------------------------------------ description
     @property
@@ -93,6 +214,14 @@ class Lidar2D(Sensor):
             return np.zeros(1)
         return np.linspace(-0.5 * self.fov, 0.5 * self.fov, n)
 
+    def _nominal_angles(self) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`angles` as float64 and float32, computed once (the parameters do not change after loading)."""
+        cached = self.__dict__.get("_angles_cache")
+        if cached is None:
+            a = self.angles()
+            cached = self.__dict__["_angles_cache"] = (a, a.astype(np.float32))
+        return cached
+
     def details(self) -> str:
         return f"{self.nrays} rays, {math.degrees(self.fov):.4g}°"
 
@@ -101,3 +230,4 @@ class Lidar2D(Sensor):
         if not (0.0 < fov <= 2.0 * math.pi + 1e-9):
             raise ctx.error(self.where("fov_degrees"),
                             f"<fov_degrees> must be in (0, 360] degrees (got {math.degrees(fov):g})")
+

@@ -34,6 +34,18 @@ def rotation(yaw: float, pitch: float, roll: float) -> np.ndarray:
                      [-sp, cp * sr, cp * cr]])
 
 
+def rotations(yaw: np.ndarray, pitch: np.ndarray, roll: np.ndarray) -> np.ndarray:
+    """(n, 3, 3) rotations Rz(yaw)·Ry(pitch)·Rx(roll) of (n,) angles (rad); the batched :func:`rotation`."""
+    cy, sy = np.cos(yaw), np.sin(yaw)
+    cp, sp = np.cos(pitch), np.sin(pitch)
+    cr, sr = np.cos(roll), np.sin(roll)
+    r = np.empty((len(cy), 3, 3))
+    r[:, 0, 0], r[:, 0, 1], r[:, 0, 2] = cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr
+    r[:, 1, 0], r[:, 1, 1], r[:, 1, 2] = sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr
+    r[:, 2, 0], r[:, 2, 1], r[:, 2, 2] = -sp, cp * sr, cp * cr
+    return r
+
+
 def compose(a: tuple, b: tuple) -> tuple[np.ndarray, np.ndarray]:
     """Pose ``a`` ⊕ pose ``b`` (each x y z yaw pitch roll) as (R 3×3, t 3)."""
     ra = rotation(a[3], a[4], a[5])
@@ -47,7 +59,7 @@ class SensorContext:
 
     Attributes:
         world: the World. physics: its Physics. rng: the world's :class:`~mvsim_core.rng.WorldRandom`.
-        dt: the physics timestep (s).
+        dt: the physics timestep (s). raycast_scene: the ray-castable geometry (lazy).
     """
 
     def __init__(self, world: World, physics: Physics) -> None:
@@ -56,6 +68,17 @@ class SensorContext:
         self.rng = world.rng
         self.dt = world.timestep
         self._vehicle_index = {name: k for k, name in enumerate(physics.names)}
+        self._raycast_scene: Any = None
+
+    @property
+    def raycast_scene(self) -> Any:
+        """The world's :class:`~mvsim_core.sensors.raycast.scene.RaycastScene`, built on first use (static parts
+        once; moving bodies are placed at each cast)."""
+        if self._raycast_scene is None:
+            from mvsim_core.sensors.raycast.scene import RaycastScene
+
+            self._raycast_scene = RaycastScene.from_world(self.world, self.physics)
+        return self._raycast_scene
 
     def vehicle_index(self, sensor: Sensor) -> int:
         """Row of the sensor's vehicle in the physics arrays, or −1 for a standalone sensor."""
@@ -69,6 +92,21 @@ class SensorContext:
     def sensor_pose(self, sensor: Sensor) -> tuple[np.ndarray, np.ndarray]:
         """Sensor frame in the world: rotation (3×3) and position (3,) in m."""
         return compose(self.host_pose(sensor), sensor.pose)
+
+    def sensor_poses(self, sensors: list[Sensor]) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`sensor_pose` of several sensors at once: rotations (n, 3, 3) and positions (n, 3) in m."""
+        ph = self.physics
+        k = np.array([self.vehicle_index(s) for s in sensors], dtype=np.int64)
+        own = np.array([s.pose for s in sensors], dtype=np.float64).reshape(-1, 6)
+        host = np.zeros((len(sensors), 6))
+        on = k >= 0
+        if on.any():
+            kk = k[on]
+            host[on] = np.column_stack([ph.state[kk, 0], ph.state[kk, 1], ph.z[kk], ph.state[kk, 2], ph.pitch[kk],
+                                        ph.roll[kk]])
+        rh = rotations(host[:, 3], host[:, 4], host[:, 5])
+        rs = rotations(own[:, 3], own[:, 4], own[:, 5])
+        return rh @ rs, host[:, :3] + np.einsum("nij,nj->ni", rh, own[:, :3])
 
 
 class SensorScheduler:

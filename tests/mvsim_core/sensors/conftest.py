@@ -20,7 +20,7 @@ SHARED = Path(__file__).resolve().parents[3].parent / "shared"
 PROJECT_DEFINITIONS = Path(__file__).resolve().parents[3] / "worlds" / "definitions"
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def shared_dir() -> Path:
     """The shared reference data (``/work/shared``)."""
     if not SHARED.is_dir():

@@ -1,0 +1,204 @@
+"""Everything a horizontal ray can hit in a world, and one call that casts any number of rays against it.
+
+What is in the scene (the solids of upstream's 2D lidar: occupancy grids + Box2D fixtures):
+
+* occupancy grids (``<element class="occupancy_grid">``): distance-field marching, :mod:`.grid`;
+* static geometry, prepared once: static blocks (``<walls>`` segments included) and vertical planes,
+  :class:`~.segments.StaticSegments`. A vertical plane is seen by 2D rays as its collision outline (open at doors only,
+  whatever the height: windows do not open it), by ``raytrace_3d`` rays as its 3D pieces around every door and
+  window. If a static block is
+  teleported (``World.set_pose``), the static set is rebuilt at the next cast;
+* moving bodies, placed from the physics state at every cast: each vehicle (chassis outline + one box per wheel, with
+  the wheel's current steering yaw) and each dynamic block, :class:`~.segments.MovingSegments`.
+
+Not in the scene: intangible blocks (no body), actors, horizontal planes and elevation maps (a horizontal ray never
+meets them in 2D), the grid-obstacle fixtures the physics places near moving bodies (the grid itself is cast).
+
+Heights (m, world): blocks span pose z + [zmin, zmax]; a vehicle's chassis spans its z + [chassis zmin, zmax] and each
+wheel its z + [0, diameter]; vertical planes [z, z + height]. They matter only to rays cast with ``raytrace_3d``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numba import njit
+
+import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
+from mvsim_core.sensors.raycast.grid import GridCaster
+from mvsim_core.sensors.raycast.segments import (
+    NO_OWNER,
+    SEEN_2D,
+    SEEN_3D,
+    SEEN_BOTH,
+    SEG_COLS,
+    MovingSegments,
+    StaticSegments,
+    cast_sets,
+    polygon_edges,
+    transform_polygon,
+)
+
+if TYPE_CHECKING:
+    from mvsim_core.dynamics.physics import Physics
+    from mvsim_core.world import World
+
+
+@njit(cache=True)
+def unit_vectors(angles: np.ndarray, dx: np.ndarray, dy: np.ndarray) -> None:
+    """dx, dy = cos, sin of (R,) angles (rad) — one pass (numpy's two ufuncs are slower here)."""
+    for i in range(angles.shape[0]):
+        dx[i] = math.cos(angles[i])
+        dy[i] = math.sin(angles[i])
+
+
+class RaycastScene:
+    """The ray-castable geometry of a world (see the module docstring).
+
+    Attributes:
+        grids: one :class:`GridCaster` per occupancy grid.
+        static: the static segments. moving: the moving objects (vehicles first, in physics order, then dynamic
+            blocks). n_vehicles: number of vehicles (object k < n_vehicles is vehicle k of the physics arrays).
+    """
+
+    def __init__(self, world: World, physics: Physics | None = None) -> None:
+        """Prepare the scene of ``world``; ``physics`` gives the live poses (None: the objects' declared poses)."""
+        from mvsim_core.elements.occupancy_grid import OccupancyGrid
+
+        self.world = world
+        self.physics = physics
+        self.grids: list[GridCaster] = [GridCaster.from_grid_map(el.grid) for el in world.elements
+                                        if isinstance(el, OccupancyGrid)]
+        self._static_blocks = [b for b in world.blocks.values() if b.is_static and not b.is_intangible]
+        self._static_key: list[tuple[float, ...]] = []
+        self.static = self._build_static()
+        # moving objects: vehicles, then dynamic blocks
+        if physics is not None:
+            self._vehicles = list(physics.vehicles)
+            self._dynamic_blocks = [world.blocks[n] for n in physics.dynamic_blocks]
+        else:
+            self._vehicles = list(world.vehicles.values())
+            self._dynamic_blocks = [b for b in world.blocks.values() if not b.is_static and not b.is_intangible]
+        self.n_vehicles = len(self._vehicles)
+        m = MovingSegments()
+        for k, v in enumerate(self._vehicles):
+            ch = v.chassis
+            boxes = np.array([[w.x, w.y, 0.5 * w.diameter, 0.5 * w.width, 0.0, w.diameter] for w in v.wheels],
+                             dtype=np.float64).reshape(-1, 6)
+            m.add_object(np.asarray(ch.footprint, dtype=np.float64), float(ch.zmin), float(ch.zmax), owner=k,
+                         boxes=boxes)
+        for b in self._dynamic_blocks:
+            m.add_object(np.asarray(b.footprint, dtype=np.float64), float(b.zmin), float(b.zmax), owner=NO_OWNER)
+        m.finish()
+        self.moving = m
+        self._wheel_yaw0 = np.array([w.yaw for v in self._vehicles for w in v.wheels], dtype=np.float64)
+
+    @classmethod
+    def from_world(cls, world: World, physics: Physics | None = None) -> RaycastScene:
+        """The scene of ``world`` (static parts prepared now; moving ones placed at each :meth:`cast`)."""
+        return cls(world, physics)
+
+    # ------------------------------------------------------------------ static part
+    def _static_signature(self) -> list[tuple[float, ...]]:
+        return [tuple(b.pose) for b in self._static_blocks]
+
+    def _build_static(self) -> StaticSegments:
+        from mvsim_core.elements.vertical_plane import VerticalPlane
+
+        rows = [np.zeros((0, SEG_COLS))]
+        for b in self._static_blocks:
+            x, y, z, yaw, _, _ = b.pose
+            rows.append(polygon_edges(transform_polygon(b.footprint, x, y, yaw), z + b.zmin, z + b.zmax))
+        for el in self.world.elements:
+            if isinstance(el, VerticalPlane):
+                if not el.openings:  # one full piece, the same for both kinds of rays
+                    for piece in el.collision_pieces():
+                        rows.append(polygon_edges(piece.polygon, piece.z_min, piece.z_max, SEEN_BOTH))
+                    continue
+                for piece in el.collision_pieces():  # 2D: gaps at doors only
+                    rows.append(polygon_edges(piece.polygon, piece.z_min, piece.z_max, SEEN_2D))
+                for piece in el.segments():  # 3D: around every door and window
+                    rows.append(polygon_edges(piece.polygon, piece.z_min, piece.z_max, SEEN_3D))
+        self._static_key = self._static_signature()
+        return StaticSegments(np.vstack(rows))
+
+    # ------------------------------------------------------------------ moving part
+    def place_moving(self) -> None:
+        """Put vehicles and dynamic blocks at their current poses (and rebuild the static set if a static block
+        moved)."""
+        if self._static_blocks and self._static_signature() != self._static_key:
+            self.static = self._build_static()
+        m = self.moving
+        if m.n_objects == 0:
+            return
+        nv = self.n_vehicles
+        pose = np.empty((m.n_objects, 3))
+        z = np.empty(m.n_objects)
+        ph = self.physics
+        if ph is not None:
+            pose[:nv] = ph.state[:, :3]
+            z[:nv] = ph.z
+            wheel_yaw: Any = ph.wheels.yaw
+            if self._dynamic_blocks:
+                pose[nv:] = ph.bodies.read_states(ph.dynamic_blocks)[:, :3]
+        else:
+            for k, v in enumerate(self._vehicles):
+                x, y, zz, yaw, _, _ = v.pose
+                pose[k] = (x, y, yaw)
+                z[k] = zz
+            wheel_yaw = self._wheel_yaw0
+            for j, b in enumerate(self._dynamic_blocks):
+                x, y, _, yaw, _, _ = b.pose
+                pose[nv + j] = (x, y, yaw)
+        for j, b in enumerate(self._dynamic_blocks):
+            z[nv + j] = b.pose[2]
+        m.place(pose, z, wheel_yaw)
+
+    # ------------------------------------------------------------------ casting
+    def cast(self, origins: np.ndarray, angles: np.ndarray, heights: np.ndarray, max_range: np.ndarray,
+             exclude_owner: np.ndarray, bodies_visible: np.ndarray,
+             raytrace_3d: np.ndarray | None = None) -> np.ndarray:
+        """Distance to the first solid along each of R horizontal rays (all lidars of a step in one call).
+
+        Args:
+            origins: (R, 2) ray origins x, y (m, world).
+            angles: (R,) ray directions (rad, world frame, CCW from +x).
+            heights: (R,) ray heights z (m, world); used only where ``raytrace_3d``.
+            max_range: (R,) reach of each ray (m); farther hits are misses.
+            exclude_owner: (R,) vehicle index (physics order) whose own bodies the ray ignores, −1 for none.
+            bodies_visible: (R,) bool; False: the ray sees occupancy grids only (no blocks, walls, vertical planes or
+                vehicles), as upstream's ``bodies_visible=false`` hides every Box2D fixture.
+            raytrace_3d: (R,) bool or None (all False); True: a solid is hit only if the ray height lies in its
+                [zmin, zmax].
+
+        Returns:
+            (R,) float64 distances (m) in [0, max_range), ``inf`` where the ray hits nothing within ``max_range``.
+        """
+        origins = np.asarray(origins, dtype=np.float64).reshape(-1, 2)
+        n = len(origins)
+        ox = np.ascontiguousarray(origins[:, 0])
+        oy = np.ascontiguousarray(origins[:, 1])
+        dx, dy = np.empty(n), np.empty(n)
+        unit_vectors(np.ascontiguousarray(angles, dtype=np.float64).reshape(n), dx, dy)
+        h = _per_ray(heights, n, np.float64)
+        reach = _per_ray(max_range, n, np.float64)
+        excl = _per_ray(exclude_owner, n, np.int64)
+        vis = _per_ray(bodies_visible, n, np.bool_)
+        use_z = _per_ray(False if raytrace_3d is None else raytrace_3d, n, np.bool_)
+        out = reach.copy()
+        for g in self.grids:
+            g.cast(ox, oy, dx, dy, out)
+        if vis.any():
+            self.place_moving()
+            cast_sets(self.static, self.moving, ox, oy, dx, dy, h, use_z, vis, excl, out)
+        return np.where(out < reach, out, np.inf)
+
+
+def _per_ray(value: Any, n: int, dtype: Any) -> np.ndarray:
+    """``value`` (scalar or (n,)) as a writable, contiguous (n,) array of ``dtype`` (what the kernels take)."""
+    a = np.asarray(value, dtype=dtype)
+    if a.shape != (n,):
+        return np.full(n, a.reshape(-1)[0] if a.size == 1 else a, dtype=dtype)
+    return np.require(a, requirements=("C", "W"))

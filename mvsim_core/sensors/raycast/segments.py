@@ -1,0 +1,527 @@
+"""Ray casting against 2D segments: the outlines of blocks, walls, vertical planes and vehicles.
+
+Every solid is a closed polygon whose edges are stored counter-clockwise (interior on the left); a ray only hits an
+edge it meets from the outside (the edge's outward normal opposes the ray), as Box2D's polygon ray cast does: a ray
+that starts inside a polygon does not see it, and each edge is rejected by one sign test for half of the rays.
+A polygon of (almost) zero area gets both orientations of its edges, so it is seen from either side.
+
+Segments carry a height range [zmin, zmax] (m, world): a ray in ``raytrace_3d`` mode at height h hits a segment only
+when zmin ≤ h ≤ zmax; in 2D mode heights are ignored (every solid is infinitely tall).
+
+Two kinds of sets:
+
+* :class:`StaticSegments` — fixed geometry, binned once into a uniform grid of square buckets;
+* :class:`MovingSegments` — objects that move (vehicles: chassis + wheels; dynamic blocks), placed each call from their
+  poses (:meth:`MovingSegments.place`), each with a bounding circle.
+
+Casting (:func:`cast_segments`, through :func:`cast_sets`) works per run of rays that share an origin (the rays of one
+lidar): the segments within reach of the origin (static ones from the nearby buckets, moving ones from the objects
+whose circle is within reach) that face it are filed by the angular sectors they cover, seen from the origin; each
+ray then tests only the segments of its sector. Angles are "pseudo-angles" (:func:`pseudo_angle`): monotonic in the
+true angle, no trigonometry. Rays from scattered origins still work, each paying for the selection on its own.
+
+Layout of a segment row (float64): ``ax, ay, ex, ey, zmin, zmax, modes`` — start point (m), edge vector b − a (m),
+heights (m), and which rays see it: :data:`SEEN_2D` (1) by 2D rays, :data:`SEEN_3D` (2) by ``raytrace_3d`` rays, 3 by
+both. (A vertical plane's door is a gap for 2D rays at any height, while a 3D ray above it meets the lintel: its 2D
+outline and its 3D pieces are two sets of segments, each seen by one kind of ray.)
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
+
+SEG_COLS = 7
+SEEN_2D = 1
+SEEN_3D = 2
+SEEN_BOTH = SEEN_2D | SEEN_3D
+NO_OWNER = -1
+"""Owner of segments that belong to no vehicle (never excluded)."""
+
+DEGENERATE_AREA = 1e-12  # m²: below this a polygon is seen from both sides
+N_SECTORS = 256
+"""Angular sectors per run of rays sharing an origin (see :func:`cast_segments`)."""
+SECTOR_PAD = 1e-9  # pseudo-angle units added on each side of a segment's angular span (rounding)
+MAX_BUCKETS_PER_AXIS = 1024
+
+
+# ---------------------------------------------------------------------------------------------------- geometry prep
+def polygon_edges(poly: np.ndarray, zmin: float = -math.inf, zmax: float = math.inf,
+                  modes: int = SEEN_BOTH) -> np.ndarray:
+    """Edges of a closed polygon as segment rows, oriented counter-clockwise.
+
+    Args:
+        poly: (P, 2) vertices (m), either orientation; the last vertex connects to the first.
+        zmin, zmax: height range of the solid (m, world).
+        modes: which rays see it (:data:`SEEN_2D`, :data:`SEEN_3D` or both).
+
+    Returns:
+        (E, 7) segment rows; E = P (2P for a degenerate polygon, 0 for fewer than 2 points).
+    """
+    p = np.asarray(poly, dtype=np.float64).reshape(-1, 2)
+    if len(p) < 2:
+        return np.zeros((0, SEG_COLS))
+    q = np.roll(p, -1, axis=0)
+    area = 0.5 * float(np.sum(p[:, 0] * q[:, 1] - q[:, 0] * p[:, 1]))
+    if area < 0.0:
+        p, q = q[::-1], p[::-1]  # reversed traversal: edges b -> a
+    rows = np.column_stack([p, q - p, np.full(len(p), zmin), np.full(len(p), zmax), np.full(len(p), float(modes))])
+    if abs(area) < DEGENERATE_AREA:
+        rows = np.vstack([rows, np.column_stack([q, p - q, rows[:, 4:]])])
+    keep = (rows[:, 2] != 0.0) | (rows[:, 3] != 0.0)
+    return np.ascontiguousarray(rows[keep])
+
+
+def transform_polygon(poly: np.ndarray, x: float, y: float, yaw: float) -> np.ndarray:
+    """Polygon (P, 2) from an object frame to the world frame, with the object at (x, y) m and ``yaw`` rad."""
+    p = np.asarray(poly, dtype=np.float64).reshape(-1, 2)
+    c, s = math.cos(yaw), math.sin(yaw)
+    return np.column_stack([x + c * p[:, 0] - s * p[:, 1], y + s * p[:, 0] + c * p[:, 1]])
+
+
+# ---------------------------------------------------------------------------------------------------- kernels
+@njit(cache=True, inline="always")
+def _hit(seg: np.ndarray, k: int, ox: float, oy: float, dx: float, dy: float, best: float) -> float:
+    """Distance along the ray to segment ``k`` if it is hit from the outside closer than ``best``, else ``best``
+    (heights and modes are checked when the segment is selected for a run of rays)."""
+    ex, ey = seg[k, 2], seg[k, 3]
+    den = dx * ey - dy * ex  # cross(d, e) < 0: the edge faces the ray
+    if den >= 0.0:
+        return best
+    wx, wy = seg[k, 0] - ox, seg[k, 1] - oy
+    nt = wx * ey - wy * ex  # t = nt / den
+    if nt > 0.0 or nt <= best * den:
+        return best
+    nu = wx * dy - wy * dx  # u = nu / den, in [0, 1]
+    if nu > 0.0 or nu < den:
+        return best
+    return nt / den
+
+
+@njit(cache=True, inline="always")
+def pseudo_angle(x: float, y: float) -> float:
+    """A monotonic stand-in for atan2(y, x) in [0, 4) ("diamond angle"): 0 along +x, 1 along +y, 2 along −x, 3
+    along −y; the opposite direction is 2 further (mod 4). No trigonometry: one division."""
+    if y >= 0.0:
+        if x >= 0.0:
+            return y / (x + y) if x + y > 0.0 else 0.0
+        return 1.0 - x / (y - x)
+    if x < 0.0:
+        return 2.0 - y / (-x - y)
+    return 3.0 + x / (x - y)
+
+
+@njit(cache=True, inline="always")
+def _seg_distance(seg: np.ndarray, k: int, x0: float, y0: float) -> float:
+    """Distance (m) from (x0, y0) to segment k."""
+    ax, ay, ex, ey = seg[k, 0], seg[k, 1], seg[k, 2], seg[k, 3]
+    wx, wy = x0 - ax, y0 - ay
+    ee = ex * ex + ey * ey
+    u = (wx * ex + wy * ey) / ee if ee > 0.0 else 0.0
+    u = min(max(u, 0.0), 1.0)
+    return math.hypot(wx - u * ex, wy - u * ey)
+
+
+@njit(cache=True, inline="always")
+def _candidate(seg: np.ndarray, k: int, x0: float, y0: float, h: float, uz: bool, reach: float,
+               n_sectors: int) -> tuple[int, int]:
+    """Whether a ray from (x0, y0) at height h can hit segment k within ``reach``; if so, the first of the angular
+    sectors it spans and how many (else (0, 0)). Only the side facing the origin can be hit."""
+    ax, ay, ex, ey = seg[k, 0], seg[k, 1], seg[k, 2], seg[k, 3]
+    wx, wy = ax - x0, ay - y0
+    if wx * ey - wy * ex >= 0.0:  # the origin is behind (or on the line of) the edge
+        return 0, 0
+    if not int(seg[k, 6]) & (SEEN_3D if uz else SEEN_2D):
+        return 0, 0
+    if uz and not (seg[k, 4] <= h <= seg[k, 5]):
+        return 0, 0
+    if _seg_distance(seg, k, x0, y0) >= reach:
+        return 0, 0
+    pa = pseudo_angle(wx, wy)
+    pb = pseudo_angle(wx + ex, wy + ey)
+    span = pb - pa  # the segment subtends less than a half turn (2 in pseudo-angle units)
+    if span > 2.0:
+        span -= 4.0
+    elif span <= -2.0:
+        span += 4.0
+    lo = pa if span >= 0.0 else pb
+    lo -= SECTOR_PAD
+    if lo < 0.0:
+        lo += 4.0
+    scale = n_sectors * 0.25
+    s0 = int(lo * scale)
+    s1 = int((lo + abs(span) + 2.0 * SECTOR_PAD) * scale)
+    return s0, min(s1 - s0 + 1, n_sectors)
+
+
+@njit(cache=True)
+def cast_segments(seg_s: np.ndarray, start: np.ndarray, items: np.ndarray, gx0: float, gy0: float, size: float,
+                  gnx: int, gny: int, seg_m: np.ndarray, obj_start: np.ndarray, circle: np.ndarray,
+                  obj_z: np.ndarray, owner: np.ndarray, ox: np.ndarray, oy: np.ndarray, dx: np.ndarray,
+                  dy: np.ndarray, height: np.ndarray, use_z: np.ndarray, visible: np.ndarray, exclude: np.ndarray,
+                  out: np.ndarray, n_sectors: int) -> None:
+    """Cast R rays against static and moving segments, keeping the nearest hit.
+
+    Rays are taken in runs of equal origin, height, mode, visibility and owner (the rays of one lidar). For each run
+    the segments it can reach — static ones from the buckets around the origin, moving ones from the objects whose
+    circle is within reach and that are not the run's own vehicle — are kept if they face the origin (and, in 3D
+    mode, span its height), and filed by the angular sectors they cover as seen from the origin; each ray then tests
+    the few segments of its own sector.
+
+    Args:
+        seg_s: (S, 7) static rows. start: (gnx·gny + 1,) bucket offsets into ``items`` (bucket = iy·gnx + ix);
+            items: static row indices per bucket. gx0, gy0: bucket-grid corner (m). size: bucket side (m).
+        seg_m: (M, 7) moving rows (world); object o owns ``obj_start[o]:obj_start[o+1]``. circle: (O, 3) bounding
+            circles (cx, cy, radius; m). obj_z: (O, 2) height ranges (m). owner: (O,) vehicle index (−1: none).
+        ox, oy: (R,) origins (m). dx, dy: (R,) unit directions. height: (R,) ray heights (m, world).
+        use_z: (R,) bool, honour the segments' height ranges. visible: (R,) bool, False skips the ray.
+        exclude: (R,) vehicle index whose objects the ray ignores (−1: none).
+        out: (R,) in: reach of each ray (m); out: min(reach, nearest hit).
+        n_sectors: angular sectors per run (a power of two is not required).
+    """
+    n = ox.shape[0]
+    n_s = seg_s.shape[0]
+    stamp = np.full(n_s, -1, dtype=np.int64)
+    cap = 64
+    cand = np.empty(cap, dtype=np.int64)  # ≥ 0: static row, < 0: moving row −1 − k
+    c_s0 = np.empty(cap, dtype=np.int64)
+    c_ns = np.empty(cap, dtype=np.int64)
+    sec_start = np.zeros(n_sectors + 1, dtype=np.int64)
+    sec_items = np.empty(cap, dtype=np.int64)
+    inv = 1.0 / size
+    scale = n_sectors * 0.25
+    r0 = 0
+    while r0 < n:
+        # the run of rays sharing this origin (and everything else that selects segments)
+        x0, y0, h, uz, vis, ex = ox[r0], oy[r0], height[r0], use_z[r0], visible[r0], exclude[r0]
+        r1 = r0 + 1
+        reach = out[r0]
+        while (r1 < n and ox[r1] == x0 and oy[r1] == y0 and use_z[r1] == uz and visible[r1] == vis
+               and exclude[r1] == ex and (height[r1] == h or not uz)):
+            reach = max(reach, out[r1])
+            r1 += 1
+        if not vis or not reach > 0.0:
+            r0 = r1
+            continue
+        # candidates
+        nc = 0
+        if n_s > 0:
+            bx0 = min(max(int((x0 - reach - gx0) * inv), 0), gnx - 1)
+            bx1 = min(max(int((x0 + reach - gx0) * inv), 0), gnx - 1)
+            by0 = min(max(int((y0 - reach - gy0) * inv), 0), gny - 1)
+            by1 = min(max(int((y0 + reach - gy0) * inv), 0), gny - 1)
+            for by in range(by0, by1 + 1):
+                for bx in range(bx0, bx1 + 1):
+                    b = by * gnx + bx
+                    for j in range(start[b], start[b + 1]):
+                        k = items[j]
+                        if stamp[k] == r0:
+                            continue
+                        stamp[k] = r0
+                        s0, ns = _candidate(seg_s, k, x0, y0, h, uz, reach, n_sectors)
+                        if ns == 0:
+                            continue
+                        if nc == cap:
+                            cap *= 2
+                            cand, c_s0, c_ns = _grow(cand, cap), _grow(c_s0, cap), _grow(c_ns, cap)
+                        cand[nc], c_s0[nc], c_ns[nc] = k, s0, ns
+                        nc += 1
+        for o in range(circle.shape[0]):
+            if owner[o] >= 0 and owner[o] == ex:
+                continue
+            if uz and not (obj_z[o, 0] <= h <= obj_z[o, 1]):
+                continue
+            if math.hypot(circle[o, 0] - x0, circle[o, 1] - y0) - circle[o, 2] >= reach:
+                continue
+            for k in range(obj_start[o], obj_start[o + 1]):
+                s0, ns = _candidate(seg_m, k, x0, y0, h, uz, reach, n_sectors)
+                if ns == 0:
+                    continue
+                if nc == cap:
+                    cap *= 2
+                    cand, c_s0, c_ns = _grow(cand, cap), _grow(c_s0, cap), _grow(c_ns, cap)
+                cand[nc], c_s0[nc], c_ns[nc] = -1 - k, s0, ns
+                nc += 1
+        if nc == 0:
+            r0 = r1
+            continue
+        # file them by sector (CSR)
+        sec_start[:] = 0
+        total = 0
+        for i in range(nc):
+            for q in range(c_ns[i]):
+                sec_start[(c_s0[i] + q) % n_sectors + 1] += 1
+            total += c_ns[i]
+        for q in range(n_sectors):
+            sec_start[q + 1] += sec_start[q]
+        if sec_items.shape[0] < total:
+            sec_items = np.empty(2 * total, dtype=np.int64)
+        fill = sec_start[:-1].copy()
+        for i in range(nc):
+            for q in range(c_ns[i]):
+                sq = (c_s0[i] + q) % n_sectors
+                sec_items[fill[sq]] = cand[i]
+                fill[sq] += 1
+        # the rays
+        for r in range(r0, r1):
+            best = out[r]
+            if not best > 0.0:
+                continue
+            ddx, ddy = dx[r], dy[r]
+            sq = min(int(pseudo_angle(ddx, ddy) * scale), n_sectors - 1)
+            for j in range(sec_start[sq], sec_start[sq + 1]):
+                k = sec_items[j]
+                if k >= 0:
+                    best = _hit(seg_s, k, x0, y0, ddx, ddy, best)
+                else:
+                    best = _hit(seg_m, -1 - k, x0, y0, ddx, ddy, best)
+            out[r] = best
+        r0 = r1
+
+
+@njit(cache=True)
+def _grow(a: np.ndarray, cap: int) -> np.ndarray:
+    b = np.empty(cap, dtype=a.dtype)
+    b[:a.shape[0]] = a
+    return b
+
+
+@njit(cache=True)
+def _bin(seg: np.ndarray, gx0: float, gy0: float, size: float, gnx: int, gny: int) -> tuple[np.ndarray, np.ndarray]:
+    """Bucket offsets and items: each segment goes to every bucket its bounding box overlaps."""
+    inv = 1.0 / size
+    n = seg.shape[0]
+    lo = np.empty((n, 2), dtype=np.int64)
+    hi = np.empty((n, 2), dtype=np.int64)
+    count = np.zeros(gnx * gny + 1, dtype=np.int64)
+    for k in range(n):
+        xa, xb = seg[k, 0], seg[k, 0] + seg[k, 2]
+        ya, yb = seg[k, 1], seg[k, 1] + seg[k, 3]
+        lo[k, 0] = min(max(int((min(xa, xb) - gx0) * inv), 0), gnx - 1)
+        hi[k, 0] = min(max(int((max(xa, xb) - gx0) * inv), 0), gnx - 1)
+        lo[k, 1] = min(max(int((min(ya, yb) - gy0) * inv), 0), gny - 1)
+        hi[k, 1] = min(max(int((max(ya, yb) - gy0) * inv), 0), gny - 1)
+        for iy in range(lo[k, 1], hi[k, 1] + 1):
+            for ix in range(lo[k, 0], hi[k, 0] + 1):
+                count[iy * gnx + ix + 1] += 1
+    start = np.cumsum(count)
+    fill = start[:-1].copy()
+    items = np.empty(start[-1], dtype=np.int32)
+    for k in range(n):
+        for iy in range(lo[k, 1], hi[k, 1] + 1):
+            for ix in range(lo[k, 0], hi[k, 0] + 1):
+                b = iy * gnx + ix
+                items[fill[b]] = k
+                fill[b] += 1
+    return start, items
+
+
+@njit(cache=True)
+def place_segments(local: np.ndarray, obj: np.ndarray, pose: np.ndarray, z: np.ndarray, out: np.ndarray) -> None:
+    """World rows of object-frame segment rows: ``out[k] = pose[obj[k]] ⊕ local[k]``, heights offset by z.
+
+    Args:
+        local: (S, 7) rows in each object's frame. obj: (S,) object of each row.
+        pose: (O, 3) x, y (m), yaw (rad) of each object, world frame. z: (O,) height of each object's frame (m).
+        out: (S, 7) world rows.
+    """
+    for k in range(local.shape[0]):
+        o = obj[k]
+        c, s = math.cos(pose[o, 2]), math.sin(pose[o, 2])
+        ax, ay, ex, ey = local[k, 0], local[k, 1], local[k, 2], local[k, 3]
+        out[k, 0] = pose[o, 0] + c * ax - s * ay
+        out[k, 1] = pose[o, 1] + s * ax + c * ay
+        out[k, 2] = c * ex - s * ey
+        out[k, 3] = s * ex + c * ey
+        out[k, 4] = z[o] + local[k, 4]
+        out[k, 5] = z[o] + local[k, 5]
+        out[k, 6] = local[k, 6]
+
+
+@njit(cache=True)
+def box_segments(cx: np.ndarray, cy: np.ndarray, yaw: np.ndarray, half_len: np.ndarray, half_wid: np.ndarray,
+                 zmin: np.ndarray, zmax: np.ndarray, out: np.ndarray) -> None:
+    """Counter-clockwise edges of B rotated boxes (wheels): rows ``4b .. 4b+3`` of ``out`` (B·4, 7).
+
+    Args:
+        cx, cy: (B,) box centres (m). yaw: (B,) box orientation (rad; length along the box's x).
+        half_len, half_wid: (B,) half sizes along the box's x and y (m). zmin, zmax: (B,) heights (m).
+    """
+    for b in range(cx.shape[0]):
+        c, s = math.cos(yaw[b]), math.sin(yaw[b])
+        hl, hw = half_len[b], half_wid[b]
+        lx = (hl, hl, -hl, -hl)
+        ly = (-hw, hw, hw, -hw)
+        for i in range(4):
+            j = (i + 1) % 4
+            ax = cx[b] + c * lx[i] - s * ly[i]
+            ay = cy[b] + s * lx[i] + c * ly[i]
+            bx = cx[b] + c * lx[j] - s * ly[j]
+            by = cy[b] + s * lx[j] + c * ly[j]
+            k = 4 * b + i
+            out[k, 0] = ax
+            out[k, 1] = ay
+            out[k, 2] = bx - ax
+            out[k, 3] = by - ay
+            out[k, 4] = zmin[b]
+            out[k, 5] = zmax[b]
+            out[k, 6] = SEEN_BOTH
+
+
+# ---------------------------------------------------------------------------------------------------- sets
+class StaticSegments:
+    """Fixed segments binned into square buckets (to find those near a ray origin, :func:`cast_segments`).
+
+    Attributes:
+        seg: (S, 7) rows. start, items: bucket CSR (see :func:`cast_segments`). gx0, gy0: bucket-grid corner (m).
+        size: bucket side (m). gnx, gny: buckets along x and y.
+    """
+
+    def __init__(self, seg: np.ndarray, bucket_size: float | None = None) -> None:
+        """Bin ``seg`` ((S, 7) rows). ``bucket_size`` (m): None = √(extent area / S)."""
+        self.seg = np.ascontiguousarray(np.asarray(seg, dtype=np.float64).reshape(-1, SEG_COLS))
+        n = len(self.seg)
+        if n == 0:
+            self.gx0 = self.gy0 = 0.0
+            self.size = 1.0
+            self.gnx = self.gny = 1
+            self.start = np.zeros(2, dtype=np.int64)
+            self.items = np.zeros(0, dtype=np.int32)
+            return
+        xs = np.concatenate([self.seg[:, 0], self.seg[:, 0] + self.seg[:, 2]])
+        ys = np.concatenate([self.seg[:, 1], self.seg[:, 1] + self.seg[:, 3]])
+        x0, x1, y0, y1 = float(xs.min()), float(xs.max()), float(ys.min()), float(ys.max())
+        w, h = max(x1 - x0, 1e-3), max(y1 - y0, 1e-3)
+        if bucket_size is None:
+            bucket_size = math.sqrt(w * h / n)
+        size = max(float(bucket_size), w / MAX_BUCKETS_PER_AXIS, h / MAX_BUCKETS_PER_AXIS, 1e-3)
+        self.gnx = int(w / size) + 1
+        self.gny = int(h / size) + 1
+        self.size = size
+        self.gx0, self.gy0 = x0, y0
+        self.start, self.items = _bin(self.seg, x0, y0, size, self.gnx, self.gny)
+
+
+class MovingSegments:
+    """Objects placed from their poses at each call: fixed outlines (object frame) plus boxes that turn (wheels).
+
+    Build with :meth:`add_object` (one per object), then :meth:`finish`; each cast, :meth:`place` the objects, then
+    :meth:`cast`.
+
+    Attributes:
+        n_objects: O. owner: (O,) vehicle index of each object (−1: none).
+        seg: (S, 7) world rows after :meth:`place`; object o owns ``obj_start[o]:obj_start[o+1]``.
+        circle: (O, 3) bounding circles after :meth:`place` (m). obj_z: (O, 2) height ranges after :meth:`place`.
+    """
+
+    def __init__(self) -> None:
+        self._outline: list[np.ndarray] = []
+        self._boxes: list[np.ndarray] = []
+        self._owner: list[int] = []
+        self._radius: list[float] = []
+        self._zr: list[tuple[float, float]] = []
+
+    def add_object(self, outline: np.ndarray, zmin: float, zmax: float, owner: int = NO_OWNER,
+                   boxes: np.ndarray | None = None) -> int:
+        """Register an object; returns its index.
+
+        Args:
+            outline: (P, 2) polygon in the object frame (m).
+            zmin, zmax: height range of the outline above the object's frame (m).
+            owner: vehicle index (a ray from that vehicle's sensors ignores the object), or −1.
+            boxes: (B, 6) turning boxes in the object frame — cx, cy (m), half length, half width (m), zmin, zmax
+                (m above the object's frame); their yaws are given to :meth:`place`.
+        """
+        rows = polygon_edges(outline, zmin, zmax)
+        b = np.zeros((0, 6)) if boxes is None else np.asarray(boxes, dtype=np.float64).reshape(-1, 6)
+        pts = np.asarray(outline, dtype=np.float64).reshape(-1, 2)
+        radius = float(np.hypot(pts[:, 0], pts[:, 1]).max()) if len(pts) else 0.0
+        if len(b):
+            radius = max(radius, float(np.max(np.hypot(b[:, 0], b[:, 1]) + np.hypot(b[:, 2], b[:, 3]))))
+        zs = [zmin, zmax] + (list(b[:, 4]) + list(b[:, 5]) if len(b) else [])
+        self._outline.append(rows)
+        self._boxes.append(b)
+        self._owner.append(int(owner))
+        self._radius.append(radius * (1.0 + 1e-9) + 1e-9)
+        self._zr.append((min(zs), max(zs)))
+        return len(self._owner) - 1
+
+    def finish(self) -> None:
+        """Fix the layout: per object, its outline rows then 4 rows per box."""
+        n = len(self._owner)
+        self.n_objects = n
+        self.owner = np.array(self._owner, dtype=np.int64)
+        counts = [len(r) + 4 * len(b) for r, b in zip(self._outline, self._boxes, strict=True)]
+        self.obj_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        self.seg = np.zeros((int(self.obj_start[-1]), SEG_COLS))
+        # outline rows, their slots and objects
+        self._out_local = np.vstack([np.zeros((0, SEG_COLS)), *self._outline])
+        self._out_obj = np.concatenate([np.zeros(0, np.int64)] + [np.full(len(r), o, np.int64)
+                                                                  for o, r in enumerate(self._outline)])
+        self._out_slot = np.concatenate([np.zeros(0, np.int64)] + [self.obj_start[o] + np.arange(len(r))
+                                                                   for o, r in enumerate(self._outline)])
+        boxes = np.vstack([np.zeros((0, 6)), *self._boxes])
+        self.n_boxes = len(boxes)
+        self._box_local = boxes
+        self._box_obj = np.concatenate([np.zeros(0, np.int64)] + [np.full(len(b), o, np.int64)
+                                                                  for o, b in enumerate(self._boxes)])
+        self._box_slot = np.concatenate(
+            [np.zeros(0, np.int64)] + [self.obj_start[o] + len(self._outline[o]) + 4 * np.arange(len(b))
+                                       for o, b in enumerate(self._boxes)]).astype(np.int64)
+        self._box_rows = (self._box_slot[:, None] + np.arange(4)[None, :]).ravel()
+        self._radius_arr = np.array(self._radius, dtype=np.float64)
+        self._zr_arr = np.array(self._zr, dtype=np.float64).reshape(-1, 2)
+        self.circle = np.zeros((n, 3))
+        self.obj_z = np.zeros((n, 2))
+        self._tmp_out = np.zeros((len(self._out_local), SEG_COLS))
+        self._tmp_box = np.zeros((4 * self.n_boxes, SEG_COLS))
+
+    def place(self, pose: np.ndarray, z: np.ndarray, box_yaw: np.ndarray | None = None) -> None:
+        """Put every object at its pose.
+
+        Args:
+            pose: (O, 3) x, y (m), yaw (rad) of each object frame, world. z: (O,) height of each object frame (m).
+            box_yaw: (number of boxes,) yaw of each box in its object's frame (rad), in registration order.
+        """
+        if self.n_objects == 0:
+            return
+        pose = np.ascontiguousarray(pose, dtype=np.float64).reshape(-1, 3)
+        z = np.ascontiguousarray(z, dtype=np.float64)
+        if len(self._out_local):
+            place_segments(self._out_local, self._out_obj, pose, z, self._tmp_out)
+            self.seg[self._out_slot] = self._tmp_out
+        if self.n_boxes:
+            bl = self._box_local
+            yaw = np.zeros(self.n_boxes) if box_yaw is None else np.asarray(box_yaw, dtype=np.float64)
+            local = np.zeros((4 * self.n_boxes, SEG_COLS))
+            box_segments(bl[:, 0], bl[:, 1], yaw, bl[:, 2], bl[:, 3], bl[:, 4], bl[:, 5], local)
+            place_segments(local, np.repeat(self._box_obj, 4), pose, z, self._tmp_box)
+            self.seg[self._box_rows] = self._tmp_box
+        self.circle[:, :2] = pose[:, :2]
+        self.circle[:, 2] = self._radius_arr
+        self.obj_z[:] = self._zr_arr + z[:, None]
+
+
+def cast_sets(static: StaticSegments | None, moving: MovingSegments | None, ox: np.ndarray, oy: np.ndarray,
+              dx: np.ndarray, dy: np.ndarray, height: np.ndarray, use_z: np.ndarray, visible: np.ndarray,
+              exclude: np.ndarray, out: np.ndarray, n_sectors: int = N_SECTORS) -> None:
+    """:func:`cast_segments` on a static set and placed moving objects (either may be None).
+
+    Arrays as in :func:`cast_segments`: (R,) float64 ``ox, oy, dx, dy, height``, bool ``use_z, visible``, int64
+    ``exclude``; ``out`` (R,) float64, reach in, nearest hit out (m).
+    """
+    st = static if static is not None else _EMPTY_STATIC
+    mv = moving if moving is not None and moving.n_objects else _EMPTY_MOVING
+    if len(st.seg) == 0 and mv.n_objects == 0:
+        return
+    cast_segments(st.seg, st.start, st.items, st.gx0, st.gy0, st.size, st.gnx, st.gny, mv.seg, mv.obj_start,
+                  mv.circle, mv.obj_z, mv.owner, ox, oy, dx, dy, height, use_z, visible, exclude, out, n_sectors)
+
+
+_EMPTY_STATIC = StaticSegments(np.zeros((0, SEG_COLS)))
+_EMPTY_MOVING = MovingSegments()
+_EMPTY_MOVING.finish()
