@@ -110,9 +110,11 @@ class SensorContext:
 
 
 class SensorScheduler:
-    """Fires the sensors of a world on time. Classes that cannot sample yet are listed in :attr:`not_simulated`."""
+    """Fires the sensors of a world on time. Classes that cannot sample yet are listed in :attr:`not_simulated`.
+    Setting :attr:`enabled` to False stops all sampling (physics-only benchmarks and batch runs)."""
 
     def __init__(self, world: World, physics: Physics) -> None:
+        self.enabled = True
         self.ctx = SensorContext(world, physics)
         sensors: list[Sensor] = [s for v in world.vehicles.values() for s in v.sensors.values()]
         sensors += list(world.sensors.values())
@@ -124,7 +126,7 @@ class SensorScheduler:
 
     def run(self, t: float) -> None:
         """Sample every sensor due at simulated time ``t`` (s), batched per class."""
-        if not self.sensors:
+        if not self.enabled or not self.sensors:
             return
         due = np.flatnonzero(self.due_at <= t)
         if due.size == 0:

@@ -294,6 +294,16 @@ def test_ten_hertz_lidar_stamps(tmp_path):
         assert w2.vehicles["r1"].sensors["laser1"].last.stamp == pytest.approx(0.1 * k, abs=1e-9)
 
 
+def test_disabled_scheduler_samples_nothing_and_resumes_on_time(tmp_path):
+    w = make_world(tmp_path, ROOM + robot("r1", 0.0, 0.0, 0.0, lidar(nrays=31)))
+    w.physics.sensors.enabled = False
+    w.run(0.5)
+    assert w.vehicles["r1"].sensors["laser1"].last is None
+    w.physics.sensors.enabled = True
+    w.step()
+    assert w.vehicles["r1"].sensors["laser1"].last.stamp == pytest.approx(w.time, abs=1e-9)
+
+
 # ---------------------------------------------------------------------------------------------- noise
 NOISY = "<range_std_noise>0.05</range_std_noise><angle_std_noise_deg>0.5</angle_std_noise_deg>"
 
