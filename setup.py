@@ -47,7 +47,7 @@ setup(
         "box2d>=2.3.10",
         "numba>=0.60",
     ],
-    extras_require={"test": ["pytest>=7", "hypothesis>=6", "ruff>=0.5"]},
+    extras_require={"test": ["pytest>=7", "hypothesis>=6", "ruff>=0.5", "pyproj>=3"]},
     zip_safe=True,
     maintainer="mvsim_ros2 developers",
     maintainer_email="mvsim-ros2@users.noreply.github.com",
