@@ -147,16 +147,24 @@ class Lidar2D(Sensor):
         def per_ray(values: list[Any], dtype: Any = np.float64) -> np.ndarray:
             return np.repeat(np.array(values, dtype=dtype), counts)
 
-        angles = np.repeat(yaw, counts) + np.concatenate([s._nominal_angles()[0] for s in lidars])
+        from mvsim_core.sensors.raycast.directions import rotate_directions
+
+        n = int(bounds[-1])
+        base = [s._nominal_angles() for s in lidars]
         sigma_a = [s.angle_std_noise for s in lidars]
+        noise = np.zeros(0)
         if any(sig > 0.0 for sig in sigma_a):
-            angles += gen.standard_normal(len(angles)) * per_ray(sigma_a)
+            noise = gen.standard_normal(n) * per_ray(sigma_a)
+        dx, dy = np.empty(n), np.empty(n)
+        rotate_directions(np.concatenate([b[2] for b in base]), np.concatenate([b[3] for b in base]),
+                          np.repeat(np.arange(len(lidars)), counts), np.cos(yaw), np.sin(yaw), noise, dx, dy)
         origins = np.repeat(pos[:, :2], counts, axis=0)
         reach = per_ray([s.max_range for s in lidars])
-        dist = ctx.raycast_scene.cast(origins, angles, np.repeat(pos[:, 2], counts), reach,
+        dist = ctx.raycast_scene.cast(origins, None, np.repeat(pos[:, 2], counts), reach,
                                       per_ray([ctx.vehicle_index(s) for s in lidars], np.int64),
                                       per_ray([bool(s.params["bodies_visible"]) for s in lidars], np.bool_),
-                                      per_ray([bool(s.params["raytrace_3d"]) for s in lidars], np.bool_))
+                                      per_ray([bool(s.params["raytrace_3d"]) for s in lidars], np.bool_),
+                                      directions=(dx, dy))
         valid = np.isfinite(dist)
         ranges = np.where(valid, dist, reach)
         sigma_r = [s.range_std_noise for s in lidars]
@@ -214,12 +222,13 @@ class Lidar2D(Sensor):
             return np.zeros(1)
         return np.linspace(-0.5 * self.fov, 0.5 * self.fov, n)
 
-    def _nominal_angles(self) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`angles` as float64 and float32, computed once (the parameters do not change after loading)."""
+    def _nominal_angles(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`angles` as float64 and float32, and their cosines and sines, computed once (the parameters do not
+        change after loading)."""
         cached = self.__dict__.get("_angles_cache")
         if cached is None:
             a = self.angles()
-            cached = self.__dict__["_angles_cache"] = (a, a.astype(np.float32))
+            cached = self.__dict__["_angles_cache"] = (a, a.astype(np.float32), np.cos(a), np.sin(a))
         return cached
 
     def details(self) -> str:

@@ -157,9 +157,10 @@ class RaycastScene:
         m.place(pose, z, wheel_yaw)
 
     # ------------------------------------------------------------------ casting
-    def cast(self, origins: np.ndarray, angles: np.ndarray, heights: np.ndarray, max_range: np.ndarray,
+    def cast(self, origins: np.ndarray, angles: np.ndarray | None, heights: np.ndarray, max_range: np.ndarray,
              exclude_owner: np.ndarray, bodies_visible: np.ndarray,
-             raytrace_3d: np.ndarray | None = None) -> np.ndarray:
+             raytrace_3d: np.ndarray | None = None,
+             directions: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
         """Distance to the first solid along each of R horizontal rays (all lidars of a step in one call).
 
         Args:
@@ -172,6 +173,8 @@ class RaycastScene:
                 vehicles), as upstream's ``bodies_visible=false`` hides every Box2D fixture.
             raytrace_3d: (R,) bool or None (all False); True: a solid is hit only if the ray height lies in its
                 [zmin, zmax].
+            directions: optional (dx, dy), (R,) float64 unit vectors of ``angles`` when the caller has them
+                already (saves the cosines and sines); ``angles`` is then not read.
 
         Returns:
             (R,) float64 distances (m) in [0, max_range), ``inf`` where the ray hits nothing within ``max_range``.
@@ -180,8 +183,12 @@ class RaycastScene:
         n = len(origins)
         ox = np.ascontiguousarray(origins[:, 0])
         oy = np.ascontiguousarray(origins[:, 1])
-        dx, dy = np.empty(n), np.empty(n)
-        unit_vectors(np.ascontiguousarray(angles, dtype=np.float64).reshape(n), dx, dy)
+        if directions is None:
+            dx, dy = np.empty(n), np.empty(n)
+            unit_vectors(np.ascontiguousarray(angles, dtype=np.float64).reshape(n), dx, dy)
+        else:
+            dx = np.require(directions[0], np.float64, ("C",)).reshape(n)
+            dy = np.require(directions[1], np.float64, ("C",)).reshape(n)
         h = _per_ray(heights, n, np.float64)
         reach = _per_ray(max_range, n, np.float64)
         excl = _per_ray(exclude_owner, n, np.int64)
