@@ -136,51 +136,36 @@ class Lidar2D(Sensor):
         lidars: list[Lidar2D] = [s for s in sensors if isinstance(s, Lidar2D)]
         if not lidars:
             return []
+        from mvsim_core.sensors.raycast.directions import rotate_directions
+
         gen = ctx.rng.generator
-        counts = np.array([s.nrays for s in lidars], dtype=np.int64)
-        bounds = np.concatenate([[0], np.cumsum(counts)])
+        c = ctx.constants("lidar2d", lidars, lambda ls: _batch_constants(ls, ctx))
+        n = c.n
         rot, pos = ctx.sensor_poses(lidars)
         yaw = np.arctan2(rot[:, 1, 0], rot[:, 0, 0])
         pitch = np.arctan2(-rot[:, 2, 0], np.hypot(rot[:, 0, 0], rot[:, 1, 0]))
         roll = np.arctan2(rot[:, 2, 1], rot[:, 2, 2])
-
-        def per_ray(values: list[Any], dtype: Any = np.float64) -> np.ndarray:
-            return np.repeat(np.array(values, dtype=dtype), counts)
-
-        from mvsim_core.sensors.raycast.directions import rotate_directions
-
-        n = int(bounds[-1])
-        base = [s._nominal_angles() for s in lidars]
-        sigma_a = [s.angle_std_noise for s in lidars]
         noise = np.zeros(0)
-        if any(sig > 0.0 for sig in sigma_a):
-            noise = gen.standard_normal(n) * per_ray(sigma_a)
+        if c.sigma_angle is not None:
+            noise = gen.standard_normal(n) * c.sigma_angle
         dx, dy = np.empty(n), np.empty(n)
-        rotate_directions(np.concatenate([b[2] for b in base]), np.concatenate([b[3] for b in base]),
-                          np.repeat(np.arange(len(lidars)), counts), np.cos(yaw), np.sin(yaw), noise, dx, dy)
-        origins = np.repeat(pos[:, :2], counts, axis=0)
-        reach = per_ray([s.max_range for s in lidars])
-        dist = ctx.raycast_scene.cast(origins, None, np.repeat(pos[:, 2], counts), reach,
-                                      per_ray([ctx.vehicle_index(s) for s in lidars], np.int64),
-                                      per_ray([bool(s.params["bodies_visible"]) for s in lidars], np.bool_),
-                                      per_ray([bool(s.params["raytrace_3d"]) for s in lidars], np.bool_),
+        rotate_directions(c.base_cos, c.base_sin, c.ray_sensor, np.cos(yaw), np.sin(yaw), noise, dx, dy)
+        origins = pos[c.ray_sensor, :2]
+        dist = ctx.raycast_scene.cast(origins, None, pos[c.ray_sensor, 2], c.reach, c.owner, c.visible, c.trace_3d,
                                       directions=(dx, dy))
         valid = np.isfinite(dist)
-        ranges = np.where(valid, dist, reach)
-        sigma_r = [s.range_std_noise for s in lidars]
-        if any(sig > 0.0 for sig in sigma_r):
-            noise = gen.standard_normal(len(ranges)) * per_ray(sigma_r)
-            ranges = np.where(valid, ranges + noise, ranges)
-        ranges = np.minimum(np.maximum(ranges, 0.0), reach).astype(np.float32)
-        out: list[LaserScan] = []
-        for i, s in enumerate(lidars):
-            a, b = bounds[i], bounds[i + 1]
-            pose = (float(pos[i, 0]), float(pos[i, 1]), float(pos[i, 2]), float(yaw[i]), float(pitch[i]),
-                    float(roll[i]))
-            out.append(LaserScan(stamp=float(t), ranges=ranges[a:b].copy(), valid=valid[a:b].copy(),
-                                 angles=s._nominal_angles()[1].copy(), sensor_pose=pose, max_range=s.max_range,
-                                 frame=s.name))
-        return out
+        ranges = np.where(valid, dist, c.reach)
+        if c.sigma_range is not None:
+            ranges += np.where(valid, gen.standard_normal(n) * c.sigma_range, 0.0)
+        ranges = np.minimum(np.maximum(ranges, 0.0), c.reach).astype(np.float32)
+        stamp = float(t)
+        b = c.bounds
+        return [LaserScan(stamp=stamp, ranges=ranges[b[i]:b[i + 1]], valid=valid[b[i]:b[i + 1]],
+                          angles=s._nominal_angles()[1], sensor_pose=(float(pos[i, 0]), float(pos[i, 1]),
+                                                                      float(pos[i, 2]), float(yaw[i]), float(pitch[i]),
+                                                                      float(roll[i])),
+                          max_range=s.max_range, frame=s.name)
+                for i, s in enumerate(lidars)]
 
     def sample(self, ctx: Any, t: float) -> LaserScan:
         """One scan at simulated time ``t`` (s); see :meth:`sample_batch`."""
@@ -228,7 +213,9 @@ class Lidar2D(Sensor):
         cached = self.__dict__.get("_angles_cache")
         if cached is None:
             a = self.angles()
-            cached = self.__dict__["_angles_cache"] = (a, a.astype(np.float32), np.cos(a), np.sin(a))
+            a32 = a.astype(np.float32)
+            a32.flags.writeable = False  # shared by every scan of this sensor
+            cached = self.__dict__["_angles_cache"] = (a, a32, np.cos(a), np.sin(a))
         return cached
 
     def details(self) -> str:
@@ -240,3 +227,49 @@ class Lidar2D(Sensor):
             raise ctx.error(self.where("fov_degrees"),
                             f"<fov_degrees> must be in (0, 360] degrees (got {math.degrees(fov):g})")
 
+
+@dataclass
+class _BatchConstants:
+    """Per-ray arrays of a list of lidars that only depend on their parameters (built once per list).
+
+    Attributes:
+        n: total rays. bounds: (L + 1,) ray offsets of each lidar. ray_sensor: (n,) lidar of each ray.
+        base_cos, base_sin: (n,) unit vectors of the nominal ray angles (sensor frame).
+        reach: (n,) max range (m). owner: (n,) vehicle row that carries the lidar (−1: none).
+        visible: (n,) bodies_visible. trace_3d: (n,) raytrace_3d.
+        sigma_angle, sigma_range: (n,) noise std. devs. (rad, m), or None where no lidar of the list has that noise.
+    """
+
+    n: int
+    bounds: np.ndarray
+    ray_sensor: np.ndarray
+    base_cos: np.ndarray
+    base_sin: np.ndarray
+    reach: np.ndarray
+    owner: np.ndarray
+    visible: np.ndarray
+    trace_3d: np.ndarray
+    sigma_angle: np.ndarray | None
+    sigma_range: np.ndarray | None
+
+
+def _batch_constants(lidars: list[Lidar2D], ctx: Any) -> _BatchConstants:
+    """The :class:`_BatchConstants` of ``lidars`` (``ctx``: the sensor context, for the vehicle rows)."""
+    counts = np.array([s.nrays for s in lidars], dtype=np.int64)
+
+    def per_ray(values: list[Any], dtype: Any = np.float64) -> np.ndarray:
+        return np.repeat(np.array(values, dtype=dtype), counts)
+
+    sigma_a = [s.angle_std_noise for s in lidars]
+    sigma_r = [s.range_std_noise for s in lidars]
+    base = [s._nominal_angles() for s in lidars]
+    return _BatchConstants(
+        n=int(counts.sum()), bounds=np.concatenate([[0], np.cumsum(counts)]),
+        ray_sensor=np.repeat(np.arange(len(lidars)), counts),
+        base_cos=np.concatenate([b[2] for b in base]), base_sin=np.concatenate([b[3] for b in base]),
+        reach=per_ray([s.max_range for s in lidars]),
+        owner=per_ray([ctx.vehicle_index(s) for s in lidars], np.int64),
+        visible=per_ray([bool(s.params["bodies_visible"]) for s in lidars], np.bool_),
+        trace_3d=per_ray([bool(s.params["raytrace_3d"]) for s in lidars], np.bool_),
+        sigma_angle=per_ray(sigma_a) if any(v > 0.0 for v in sigma_a) else None,
+        sigma_range=per_ray(sigma_r) if any(v > 0.0 for v in sigma_r) else None)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from mvsim_core.world import World
 
 SAMPLE_EPS = 1e-6  # s: tolerance of the due test, as upstream
+MAX_CONSTANTS = 64  # cached sensor-batch constants (SensorContext.constants) before the cache starts over
 
 
 def rotation(yaw: float, pitch: float, roll: float) -> np.ndarray:
@@ -69,6 +71,18 @@ class SensorContext:
         self.dt = world.timestep
         self._vehicle_index = {name: k for k, name in enumerate(physics.names)}
         self._raycast_scene: Any = None
+        self._constants: dict[tuple, Any] = {}
+
+    def constants(self, key: str, sensors: list[Sensor], build: Callable[[list[Sensor]], Any]) -> Any:
+        """``build(sensors)``, computed once per ``key`` and list of sensors (the same sensors tend to be due
+        together step after step): per-ray and per-sensor arrays that only depend on parameters fixed at load."""
+        ck = (key, *map(id, sensors))
+        c = self._constants.get(ck)
+        if c is None:
+            if len(self._constants) >= MAX_CONSTANTS:
+                self._constants.clear()
+            c = self._constants[ck] = build(sensors)
+        return c
 
     @property
     def raycast_scene(self) -> Any:
@@ -96,17 +110,24 @@ class SensorContext:
     def sensor_poses(self, sensors: list[Sensor]) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`sensor_pose` of several sensors at once: rotations (n, 3, 3) and positions (n, 3) in m."""
         ph = self.physics
-        k = np.array([self.vehicle_index(s) for s in sensors], dtype=np.int64)
-        own = np.array([s.pose for s in sensors], dtype=np.float64).reshape(-1, 6)
+        kk, on, all_on, rs, ts = self.constants("poses", sensors, self._pose_constants)
         host = np.zeros((len(sensors), 6))
-        on = k >= 0
-        if on.any():
-            kk = k[on]
+        if all_on:
+            host[:, 0], host[:, 1], host[:, 2] = ph.state[kk, 0], ph.state[kk, 1], ph.z[kk]
+            host[:, 3], host[:, 4], host[:, 5] = ph.state[kk, 2], ph.pitch[kk], ph.roll[kk]
+        elif kk.size:
             host[on] = np.column_stack([ph.state[kk, 0], ph.state[kk, 1], ph.z[kk], ph.state[kk, 2], ph.pitch[kk],
                                         ph.roll[kk]])
         rh = rotations(host[:, 3], host[:, 4], host[:, 5])
-        rs = rotations(own[:, 3], own[:, 4], own[:, 5])
-        return rh @ rs, host[:, :3] + np.einsum("nij,nj->ni", rh, own[:, :3])
+        return rh @ rs, host[:, :3] + np.einsum("nij,nj->ni", rh, ts)
+
+    def _pose_constants(self, sensors: list[Sensor]) -> tuple:
+        """Vehicle rows (of the sensors on vehicles), which sensors are on vehicles, whether all are, and the
+        sensors' own rotations (n, 3, 3) and positions (n, 3) on their vehicles (m)."""
+        k = np.array([self.vehicle_index(s) for s in sensors], dtype=np.int64)
+        own = np.array([s.pose for s in sensors], dtype=np.float64).reshape(-1, 6)
+        on = k >= 0
+        return k[on], on, bool(on.all()), rotations(own[:, 3], own[:, 4], own[:, 5]), own[:, :3].copy()
 
 
 class SensorScheduler:
