@@ -46,6 +46,7 @@ setup(
         "networkx>=3",
         "box2d>=2.3.10",
         "numba>=0.60",
+        "PyOpenGL>=3.1.7",  # offscreen camera rendering (EGL/OSMesa); imported only when a camera renders
     ],
     extras_require={"test": ["pytest>=7", "hypothesis>=6", "ruff>=0.5", "pyproj>=3"]},
     zip_safe=True,

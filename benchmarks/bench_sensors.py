@@ -7,13 +7,27 @@ Each part builds its scene, measures, and returns Markdown table rows; ``main`` 
   (30 m) at a random free position. Rows: the kernels alone through :meth:`RaycastScene.cast` (all 28 800 rays in
   one call; also the grid alone and the segments alone), and the whole sensor path (``Lidar2D.sample_batch``: poses,
   noise, observations). Goal: ≥ 5 M rays/s for the full scene.
+* ``lidar3d`` — 3D lidar sweeps per second: a VLP-16 (16 beams over 30°, 1800 azimuths = 28 800 rays, 80 m) on a
+  robot in the middle of a rolling elevation map (201 × 201 vertices at 0.5 m, 100 m × 100 m, heights within ±1.5 m)
+  with 200 static blocks (boxes and cylinders, 0.3–2 m wide, 0.3–3 m tall) and 10 other robots standing on it. Rows:
+  the kernel alone through :meth:`RaycastScene3D.cast` (terrain + blocks + robots; terrain only; blocks and robots on
+  a flat floor only) and the whole sensor path (``Lidar3D.sample_batch``: poses, cast, noise, point clouds), on one
+  thread; with ``NUMBA_NUM_THREADS=2`` (or more) in the environment, also the threaded kernel
+  (:func:`~mvsim_core.sensors.raycast.rays3d.trace_sensors_parallel`). Goal: ≥ 100 sweeps/s (2.88 M rays/s) for the
+  full sensor path.
+* ``camera`` — 640 × 480 camera frames per second, rendered headless (OpenGL offscreen: EGL surfaceless or OSMesa on
+  Mesa's llvmpipe; no display, no GPU): ``worlds/demo.world.xml`` (warehouse occupancy grid drawn as merged boxes,
+  floor plane, pallets, crate, two vehicles) with an RGB-D camera on ``bot1`` looking down the corridor. Rows: the
+  RGB-D sensor path (``RgbdCamera.sample_batch``: node poses, one shared render of colour + depth, 1 mm noise,
+  quantization, clip), the same with the RGB camera 2.5 cm beside the depth camera (two renders), a plain RGB
+  camera (``Camera.sample_batch``) and the renderer alone (colour + depth, no noise). Goal: ≥ 30 RGB-D frames/s.
 
-    .venv/bin/python benchmarks/bench_sensors.py [--part lidar2d] [--repeat N] [--seed S]
+    .venv/bin/python benchmarks/bench_sensors.py [--part lidar2d|lidar3d|camera] [--repeat N] [--seed S]
 
-Numba runs single-threaded here (``NUMBA_NUM_THREADS=1``); the first run also compiles or loads the cached kernels,
-which is not timed. Rows give the median and the best of the timed calls: the grid kernel waits on memory, so its
-speed follows the load other processes put on the shared CPU caches (on a shared 2-vCPU VM the median moved by up to
-1.7× between runs).
+Numba runs single-threaded here (``NUMBA_NUM_THREADS=1`` unless the environment sets it); the first run also compiles
+or loads the cached kernels, which is not timed. Rows give the median and the best of the timed calls: the grid kernel
+waits on memory, so its speed follows the load other processes put on the shared CPU caches (on a shared 2-vCPU VM the
+median moved by up to 1.7× between runs).
 """
 
 from __future__ import annotations
@@ -168,10 +182,226 @@ def part_lidar2d(repeat: int, seed: int) -> list[str]:
     return rows
 
 
+# ---------------------------------------------------------------------------------------------------- lidar3d
+MAP_VERTICES = 201
+MAP_RES = 0.5  # m
+MAP_AMPLITUDE = 1.5  # m
+N_BLOCKS_3D = 200
+N_ROBOTS_3D = 10
+VLP16_AZIMUTHS = 1800
+VLP16_RANGE = 80.0  # m
+GOAL_SWEEPS_PER_S = 100.0
+
+
+def _terrain_heights(rng: np.random.Generator) -> np.ndarray:
+    """Rolling terrain: a sum of 6 random plane waves (wavelengths 8–40 m), scaled to ±MAP_AMPLITUDE (m)."""
+    n = MAP_VERTICES
+    x = (np.arange(n) - n // 2) * MAP_RES
+    gx, gy = np.meshgrid(x, x, indexing="ij")
+    h = np.zeros((n, n))
+    for _ in range(6):
+        ang, phase = rng.uniform(0, 2 * math.pi, 2)
+        k = 2 * math.pi / rng.uniform(8.0, 40.0)
+        h += np.sin(k * (gx * math.cos(ang) + gy * math.sin(ang)) + phase)
+    return h * (MAP_AMPLITUDE / np.abs(h).max())
+
+
+def _lidar3d_world(folder: Path, seed: int, *, terrain: bool = True, obstacles: bool = True) -> mv.World:
+    """Write the 3D benchmark world (XML with the height matrix inline) into ``folder`` and load it; without
+    ``terrain`` the ground is the implicit floor, without ``obstacles`` only the lidar robot stands there."""
+    rng = np.random.default_rng(seed)
+    heights = _terrain_heights(rng)
+    parts = []
+    if terrain:
+        matrix = ";".join(" ".join(f"{v:.3f}" for v in row) for row in heights)
+        parts.append(f'<element class="elevation_map"><resolution>{MAP_RES}</resolution>'
+                     f'<elevation_data_matrix>[{matrix}]</elevation_data_matrix></element>')
+    half = 0.5 * (MAP_VERTICES - 1) * MAP_RES
+    taken: list[tuple[float, float, float]] = [(0.0, 0.0, 1.5)]  # the lidar robot at the origin
+
+    def place(r: float) -> tuple[float, float]:
+        while True:
+            x, y = rng.uniform(-0.9 * half, 0.9 * half, 2)
+            if all(math.hypot(x - a, y - b) > r + c for a, b, c in taken):
+                taken.append((x, y, r))
+                return float(x), float(y)
+
+    parts.append('<vehicle name="lidar_robot"><dynamics class="differential"/><init_pose>0 0 30</init_pose>'
+                 '<sensor class="lidar3d" name="vlp16"><pose_3d>0.1 0 0.7 0 0 0</pose_3d>'
+                 f'<vert_fov_degrees>30</vert_fov_degrees><vert_nrays>16</vert_nrays>'
+                 f'<horz_nrays>{VLP16_AZIMUTHS}</horz_nrays><max_range>{VLP16_RANGE}</max_range>'
+                 '<range_std_noise>0.005</range_std_noise><generate_intensity>true</generate_intensity>'
+                 '<sensor_period>0.1</sensor_period></sensor></vehicle>')
+    for k in range(N_ROBOTS_3D if obstacles else 0):
+        x, y = place(1.0)
+        parts.append(f'<vehicle name="r{k}"><dynamics class="differential"/>'
+                     f'<init_pose>{x:.3f} {y:.3f} {rng.uniform(-180, 180):.1f}</init_pose></vehicle>')
+    for k in range(N_BLOCKS_3D if obstacles else 0):
+        sx, sy = rng.uniform(0.3, 2.0, 2)
+        lz = rng.uniform(0.3, 3.0)
+        x, y = place(math.hypot(sx, sy) / 2 + 0.1)
+        if k % 2:
+            geom = f'<geometry type="cylinder" radius="{sx / 2:.3f}" length="{lz:.3f}"/>'
+        else:
+            pts = "".join(f"<pt>{px * sx / 2:.3f} {py * sy / 2:.3f}</pt>"
+                          for px, py in ((-1, -1), (1, -1), (1, 1), (-1, 1)))
+            geom = f"<zmin>0</zmin><zmax>{lz:.3f}</zmax><shape>{pts}</shape>"
+        parts.append(f'<block name="b{k}"><static>true</static><init_pose>{x:.3f} {y:.3f} '
+                     f'{rng.uniform(-180, 180):.1f}</init_pose>{geom}</block>')
+    path = folder / f"bench_lidar3d_{int(terrain)}{int(obstacles)}.world.xml"
+    path.write_text('<mvsim_world version="1.0">\n' + "\n".join(parts) + "\n</mvsim_world>\n")
+    return mv.load_world(path, seed=seed)
+
+
+def part_lidar3d(repeat: int, seed: int) -> list[str]:
+    """Rows of the 3D lidar part (see the module docstring)."""
+    import numba
+
+    from mvsim_core.sensors.lidar3d import Lidar3D, _ray_table, scene_3d
+    from mvsim_core.sensors.raycast.rays3d import RaycastScene3D
+
+    with tempfile.TemporaryDirectory() as tmp:
+        world = _lidar3d_world(Path(tmp), seed)
+        flat = _lidar3d_world(Path(tmp), seed, terrain=False)
+        bare = _lidar3d_world(Path(tmp), seed, obstacles=False)
+    rows = []
+    for w in (world, flat, bare):
+        w.step()  # builds the physics and puts the robots on the terrain
+    physics = world.physics
+    ctx = physics.sensors.ctx
+    t = time.perf_counter()
+    scene = RaycastScene3D.from_world(world, physics)
+    t_build = time.perf_counter() - t
+    ctx.__dict__["_raycast_scene_3d"] = scene
+    lidar = world.vehicles["lidar_robot"].sensors["vlp16"]
+    rot, pos = ctx.sensor_poses([lidar])
+    dirs, bounds = _ray_table(scene, [lidar])
+    reach = np.array([lidar.max_range])
+    owner = np.array([ctx.vehicle_index(lidar)])
+    n = len(dirs)
+    d, _ = scene.cast(pos, rot, dirs, bounds, reach, owner)
+    hit = np.isfinite(d)
+    terrain_only = scene_3d(bare.physics.sensors.ctx)
+    fctx = flat.physics.sensors.ctx
+    flat_lidar = flat.vehicles["lidar_robot"].sensors["vlp16"]
+    frot, fpos = fctx.sensor_poses([flat_lidar])
+    flat_scene = scene_3d(fctx)
+    threads = numba.get_num_threads()
+
+    def serial(sc: RaycastScene3D, fn: Callable[[], object]) -> Callable[[], object]:
+        def run() -> object:
+            sc.parallel = False
+            return fn()
+        return run
+
+    def threaded(sc: RaycastScene3D, fn: Callable[[], object]) -> Callable[[], object]:
+        def run() -> object:
+            sc.parallel = True
+            return fn()
+        return run
+
+    full_cast = lambda: scene.cast(pos, rot, dirs, bounds, reach, owner)  # noqa: E731
+    full_path = lambda: Lidar3D.sample_batch([lidar], ctx, 0.1)  # noqa: E731
+    cases = [
+        ("terrain + blocks + robots (scene.cast)", serial(scene, full_cast)),
+        ("terrain only", serial(terrain_only, lambda: terrain_only.cast(pos, rot, dirs, bounds, reach, owner))),
+        ("blocks + robots on a flat floor", serial(flat_scene, lambda: flat_scene.cast(fpos, frot, dirs, bounds,
+                                                                                       reach, owner))),
+        ("full sensor path (Lidar3D.sample_batch)", serial(scene, full_path)),
+    ]
+    if threads > 1:
+        cases += [(f"terrain + blocks + robots (scene.cast), {threads} threads", threaded(scene, full_cast)),
+                  (f"full sensor path, {threads} threads", threaded(scene, full_path))]
+    for label, fn in cases:
+        dt, best = timed(fn, repeat)
+        sweeps = 1.0 / dt
+        goal = ""
+        if "full" in label or "scene.cast" in label:
+            goal = " ✔" if sweeps >= GOAL_SWEEPS_PER_S else " ✘ (goal 100)"
+        rows.append(f"| {label} | {n} | {dt * 1e3:.2f} | {sweeps:.0f}{goal} | {n / dt / 1e6:.2f} | "
+                    f"{n / best / 1e6:.2f} |")
+    mean_range = float(d[hit].mean()) if hit.any() else float("nan")
+    rows.append(f"| scene: {MAP_VERTICES}² vertices @ {MAP_RES} m, {N_BLOCKS_3D} blocks, {N_ROBOTS_3D + 1} robots; "
+                f"numba threads {threads}; prep (pyramid + solids) {t_build * 1e3:.0f} ms; {hit.mean() * 100:.0f} % "
+                f"rays hit, mean range {mean_range:.1f} m of {VLP16_RANGE:g} | | | | | |")
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------------- camera
+CAM_GOAL_FPS = 30.0
+
+
+def _camera_world(folder: Path, seed: int) -> mv.World:
+    """``worlds/demo.world.xml`` with an RGB-D camera (two, one with an offset RGB camera) and an RGB camera on
+    ``bot1``, written into ``folder`` (paths made absolute) and loaded."""
+    text = (REPO / "worlds" / "demo.world.xml").read_text()
+    text = text.replace("definitions/", f"{REPO}/worlds/definitions/").replace("maps/", f"{REPO}/worlds/maps/")
+    cams = ('<sensor class="rgbd_camera" name="rgbd"><pose_3d>0.3 0 0.8 0 0 0</pose_3d></sensor>'
+            '<sensor class="rgbd_camera" name="rgbd_offset"><pose_3d>0.3 0 0.8 0 0 0</pose_3d>'
+            "<relativePoseIntensityWRTDepth>0 0.025 0 -90 0 -90</relativePoseIntensityWRTDepth></sensor>"
+            '<sensor class="camera" name="rgb"><pose_3d>0.3 0 0.8 -90 0 -90</pose_3d></sensor>')
+    anchor = "<init_pose>-13.0 0.0 0</init_pose>"
+    assert text.count(anchor) == 1, "demo.world.xml changed: place the benchmark cameras by hand"
+    text = text.replace(anchor, anchor + cams)
+    path = folder / "bench_camera.world.xml"
+    path.write_text(text)
+    return mv.load_world(path, seed=seed)
+
+
+def part_camera(repeat: int, seed: int) -> list[str]:
+    """Rows of the camera part (see the module docstring)."""
+    from mvsim_core.sensors.camera import Camera
+    from mvsim_core.sensors.render.renderer import renderer_for
+    from mvsim_core.sensors.rgbd_camera import OPTICAL_WRT_SENSOR, RgbdCamera
+
+    with tempfile.TemporaryDirectory() as tmp:
+        world = _camera_world(Path(tmp), seed)
+        world.step()
+    ctx = world.physics.sensors.ctx
+    t = time.perf_counter()
+    renderer = renderer_for(ctx)
+    t_build = time.perf_counter() - t
+    sensors = world.vehicles["bot1"].sensors
+    rgbd, offset, rgb = sensors["rgbd"], sensors["rgbd_offset"], sensors["rgb"]
+    rot, pos = ctx.sensor_poses([rgbd])
+    k = rgbd.depth_intrinsics
+
+    def render_only() -> object:
+        renderer.update_nodes()
+        return renderer.render(rot[0] @ OPTICAL_WRT_SENSOR, pos[0], k, 0.01, 1e4)
+
+    cases = [
+        ("RGB-D, RGB and depth share the optical frame (RgbdCamera.sample_batch)",
+         lambda: RgbdCamera.sample_batch([rgbd], ctx, 0.1)),
+        ("RGB-D, RGB camera 2.5 cm beside the depth camera (two renders)",
+         lambda: RgbdCamera.sample_batch([offset], ctx, 0.1)),
+        ("RGB camera (Camera.sample_batch)", lambda: Camera.sample_batch([rgb], ctx, 0.1)),
+        ("renderer alone: colour + depth, no noise", render_only),
+    ]
+    rows = []
+    for label, fn in cases:
+        dt, best = timed(fn, repeat)
+        goal = ""
+        if label.startswith("RGB-D, RGB and depth share"):
+            goal = " ✔" if 1.0 / dt >= CAM_GOAL_FPS else " ✘ (goal 30)"
+        rows.append(f"| {label} | {k.ncols} × {k.nrows} | {dt * 1e3:.2f} | {1.0 / dt:.0f}{goal} | {1.0 / best:.0f} |")
+    obs = rgbd.sample(ctx, 0.1)
+    seen = float((obs.depth > 0).mean()) * 100
+    rows.append(f"| scene: {renderer.scene.summary()}; {renderer.ctx!r}; scene build + upload {t_build * 1e3:.0f} ms; "
+                f"{seen:.0f} % pixels with depth | | | | |")
+    return rows
+
+
 PARTS: dict[str, tuple[str, Callable[[int, int], list[str]]]] = {
     "lidar2d": ("| 2D lidar, one core | rays per call | ms per call (median) | M rays/s (median) | M rays/s (best) |"
                 "\n|---|---:|---:|---:|---:|",
                 part_lidar2d),
+    "lidar3d": ("| 3D lidar (VLP-16) | rays per sweep | ms per sweep (median) | sweeps/s (median) | M rays/s (median) "
+                "| M rays/s (best) |\n|---|---:|---:|---:|---:|---:|",
+                part_lidar3d),
+    "camera": ("| camera, headless OpenGL (Mesa llvmpipe) | image | ms per frame (median) | frames/s (median) | "
+               "frames/s (best) |\n|---|---:|---:|---:|---:|",
+               part_camera),
 }
 
 

@@ -2,15 +2,24 @@
 
 The camera looks along +z of its own (optical) frame, with +x right and +y down in the image. Its ``pose_3d`` gives
 that optical frame on the vehicle; upstream's default ``0 0 0.5 90 0 90`` and the shipped ``camera.sensor.xml``'s
-``yaw -90, roll -90`` both turn +z forward. Intrinsics are in pixels; pixel (u, v) of a point (x, y, z) in the optical
-frame is (cx + fx·x/z, cy + fy·y/z). Scene parts nearer than ``clip_min`` or farther than ``clip_max`` are not drawn.
+``yaw -90, roll -90`` both turn +z forward (the latter keeps the image upright: image right = vehicle right; the
+default's image right is the vehicle's left and its image down is up, i.e. the picture is turned by 180°).
+Intrinsics are in pixels; pixel (u, v) of a point (x, y, z) in the optical frame is (cx + fx·x/z, cy + fy·y/z), with
+pixel centres at integer (u, v) (OpenCV / ROS convention). Scene parts nearer than ``clip_min`` or farther than
+``clip_max`` are not drawn.
+
+Simulation (:meth:`Camera.sample_batch`): the world is rendered offscreen with OpenGL (EGL surfaceless or OSMesa on
+Mesa's software rasterizer; no display or GPU needed) by :mod:`mvsim_core.sensors.render` — geometry, lighting and
+background are described there. OpenGL is imported only when a camera renders for the first time. The carrying
+vehicle is part of the scene: a camera mounted inside its chassis prism sees out through it (closed solids are drawn
+single-sided), one mounted outside sees the vehicle where it is in view. Sensor visual models are not drawn.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -50,6 +59,65 @@ class PinholeModel:
 
     def __str__(self) -> str:
         return f"{self.ncols}×{self.nrows}"
+
+
+def ypr_of(rot: np.ndarray) -> tuple[float, float, float]:
+    """(yaw, pitch, roll) in rad of a rotation matrix R = Rz(yaw)·Ry(pitch)·Rx(roll)."""
+    yaw = math.atan2(rot[1, 0], rot[0, 0])
+    pitch = math.atan2(-rot[2, 0], math.hypot(rot[0, 0], rot[1, 0]))
+    roll = math.atan2(rot[2, 1], rot[2, 2])
+    return yaw, pitch, roll
+
+
+def pose_of(rot: np.ndarray, pos: np.ndarray) -> tuple[float, float, float, float, float, float]:
+    """(x, y, z, yaw, pitch, roll) (m, rad) of a frame given by its rotation (columns = axes) and origin."""
+    return (float(pos[0]), float(pos[1]), float(pos[2]), *ypr_of(np.asarray(rot)))
+
+
+@dataclass
+class CameraImage:
+    """One colour image (the observation of a :class:`Camera`).
+
+    Attributes:
+        stamp: simulated time of the image (s).
+        rgb: (H, W, 3) uint8 colour image, row 0 at the top, column 0 at the left.
+        intrinsics: the camera's pinhole model (size and fx, fy, cx, cy in px).
+        sensor_pose: (x, y, z, yaw, pitch, roll) of the optical frame (z forward, x right, y down) in the world at
+            ``stamp`` (m, rad).
+        frame: the sensor's name.
+    """
+
+    stamp: float
+    rgb: np.ndarray
+    intrinsics: PinholeModel
+    sensor_pose: tuple[float, float, float, float, float, float]
+    frame: str
+
+    @property
+    def width(self) -> int:
+        """Image width (px)."""
+        return self.intrinsics.ncols
+
+    @property
+    def height(self) -> int:
+        """Image height (px)."""
+        return self.intrinsics.nrows
+
+    @property
+    def fx(self) -> float:
+        return self.intrinsics.fx
+
+    @property
+    def fy(self) -> float:
+        return self.intrinsics.fy
+
+    @property
+    def cx(self) -> float:
+        return self.intrinsics.cx
+
+    @property
+    def cy(self) -> float:
+        return self.intrinsics.cy
 
 
 def pinhole_params(prefix: str = "") -> tuple[Param, ...]:
@@ -96,10 +164,73 @@ class Camera(Sensor):
         Param("clip_max", Kind.FLOAT, 1e4, "m", positive=True, doc="far clipping distance"),
     )
 
+    simulated: ClassVar[bool] = True
+
+    # ------------------------------------------------------------------ simulation
+    @classmethod
+    def sample_batch(cls, sensors: list[Sensor], ctx: Any, t: float) -> list[CameraImage]:
+        """Images of all ``sensors`` (cameras due at simulated time ``t``, s), rendered one after the other from the
+        world's shared offscreen renderer (the scene is uploaded once per world; node poses once per call).
+
+        Raises:
+            RenderUnavailableError: no offscreen OpenGL context can be created (the message says what to install).
+        """
+        cams: list[Camera] = [s for s in sensors if isinstance(s, Camera)]
+        if not cams:
+            return []
+        from mvsim_core.sensors.render.renderer import renderer_for
+
+        renderer = renderer_for(ctx)
+        renderer.update_nodes()
+        rot, pos = ctx.sensor_poses(cams)
+        out = []
+        for i, s in enumerate(cams):
+            k = s.intrinsics
+            frame = renderer.render(rot[i], pos[i], k, float(s.params["clip_min"]), float(s.params["clip_max"]),
+                                    rgb=True, depth=False)
+            out.append(CameraImage(stamp=float(t), rgb=frame.rgb, intrinsics=k, sensor_pose=pose_of(rot[i], pos[i]),
+                                   frame=s.name))
+        return out
+
+    def sample(self, ctx: Any, t: float) -> CameraImage:
+        """One image at simulated time ``t`` (s); see :meth:`sample_batch`."""
+        return self.sample_batch([self], ctx, t)[0]
+
+    # ------------------------------------------------------------------ description
     @property
     def intrinsics(self) -> PinholeModel:
         """Image size and pinhole intrinsics."""
         return pinhole_from(self)
+
+    @property
+    def fx(self) -> float:
+        """Focal length along x (px)."""
+        return self.intrinsics.fx
+
+    @property
+    def fy(self) -> float:
+        """Focal length along y (px)."""
+        return self.intrinsics.fy
+
+    @property
+    def cx(self) -> float:
+        """Principal point column (px)."""
+        return self.intrinsics.cx
+
+    @property
+    def cy(self) -> float:
+        """Principal point row (px)."""
+        return self.intrinsics.cy
+
+    @property
+    def width(self) -> int:
+        """Image width (px)."""
+        return self.intrinsics.ncols
+
+    @property
+    def height(self) -> int:
+        """Image height (px)."""
+        return self.intrinsics.nrows
 
     def details(self) -> str:
         return str(self.intrinsics)

@@ -1,0 +1,456 @@
+"""Offscreen rendering of a :class:`~.scene_geometry.SceneGeometry`: colour and exact depth images of pinhole cameras.
+
+Importing this module imports OpenGL (through :func:`~.gl_context.get_context`, which picks the platform first); it
+is imported only when a camera renders.
+
+How a frame is made:
+
+* the packed scene is uploaded once (one vertex buffer, one index buffer, the textures); at every frame only the node
+  poses change: :meth:`SceneRenderer.update_nodes` writes them (3 × 4 floats per node) to a texture buffer that the
+  vertex shader reads, so vehicles, wheels, blocks and actors move without touching vertex data;
+* the camera renders into a framebuffer object with two colour attachments — RGBA8 colour and R32F *depth along the
+  optical axis* (the optical-frame Z of each fragment, interpolated perspective-correctly, i.e. exact up to float32
+  rounding; 0 where nothing was drawn) — and a 32-bit float depth buffer that only orders surfaces (reversed Z when
+  ``glClipControl`` exists, so precision does not fall off with distance);
+* ``glReadPixels`` reads the attachments; the projection already flips rows (:mod:`.camera_model`), so row 0 is the
+  top of the image.
+
+Lighting (no shadows, no specular): one directional light from the world's ``<lights>`` — direction from
+``light_azimuth_deg`` (from +x towards +y) and ``light_elevation_deg`` (above the horizon), colour ``light_color``,
+``light_ambient`` a — and a face of base colour c and unit normal n (turned towards the camera for double-sided
+surfaces) is drawn as ``c · light_color · min(1, a + (1 − a) · max(0, n·l))``. A face looking straight at the light
+shows its own colour; with ``<light_ambient>1</light_ambient>`` every face shows its own colour exactly. Lines and
+points are unlit. Textures multiply the vertex colour (white on textured parts). Colours are plain 8-bit (no gamma);
+alpha is ignored (everything is opaque); no anti-aliasing, so a pixel shows the surface under its centre. Lines are
+1 px wide (core-profile OpenGL has no wide lines); points take their element's size. Where nothing is drawn the
+colour image shows :data:`BACKGROUND`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from mvsim_core.sensors.render.camera_model import Intrinsics, projection_matrix, view_matrix
+from mvsim_core.sensors.render.gl_context import GLContext, RenderUnavailableError, get_context
+from mvsim_core.sensors.render.scene_geometry import PackedScene, SceneGeometry, TextureImage
+
+BACKGROUND: tuple[int, int, int] = (153, 153, 153)
+"""Colour (RGB 0..255) of pixels that see nothing (MRPT's default viewport background, 0.6 grey)."""
+
+_VERTEX_SHADER = """
+#version 330 core
+layout(location = 0) in vec3 a_pos;
+layout(location = 1) in vec3 a_normal;
+layout(location = 2) in vec4 a_color;
+layout(location = 3) in vec2 a_uv;
+layout(location = 4) in float a_node;
+uniform samplerBuffer u_nodes;   // 3 texels per node: the rows of [R | t]
+uniform mat4 u_view;             // world (minus origin) -> optical frame
+uniform mat4 u_proj;             // optical frame -> clip space
+out vec3 v_normal;
+out vec4 v_color;
+out vec2 v_uv;
+out float v_depth;
+void main() {
+    int base = 3 * int(a_node + 0.5);
+    vec4 r0 = texelFetch(u_nodes, base);
+    vec4 r1 = texelFetch(u_nodes, base + 1);
+    vec4 r2 = texelFetch(u_nodes, base + 2);
+    vec3 p = vec3(dot(r0.xyz, a_pos) + r0.w, dot(r1.xyz, a_pos) + r1.w, dot(r2.xyz, a_pos) + r2.w);
+    v_normal = vec3(dot(r0.xyz, a_normal), dot(r1.xyz, a_normal), dot(r2.xyz, a_normal));
+    v_color = a_color;
+    v_uv = a_uv;
+    vec4 q = u_view * vec4(p, 1.0);
+    v_depth = q.z;
+    gl_Position = u_proj * q;
+}
+"""
+
+_FRAGMENT_SHADER = """
+#version 330 core
+in vec3 v_normal;
+in vec4 v_color;
+in vec2 v_uv;
+in float v_depth;
+uniform sampler2D u_texture;
+uniform int u_textured;
+uniform int u_lit;
+uniform vec3 u_light_dir;     // unit vector towards the light, world frame
+uniform vec3 u_light_color;   // 0..1
+uniform float u_ambient;
+layout(location = 0) out vec4 o_color;
+layout(location = 1) out float o_depth;
+void main() {
+    vec4 c = v_color;
+    if (u_textured == 1) c *= texture(u_texture, v_uv);
+    vec3 rgb = c.rgb;
+    if (u_lit == 1) {
+        float len = length(v_normal);
+        float k = 1.0;
+        if (len > 0.0) {
+            vec3 n = v_normal / len;
+            if (!gl_FrontFacing) n = -n;
+            k = min(1.0, u_ambient + (1.0 - u_ambient) * max(0.0, dot(n, u_light_dir)));
+        }
+        rgb = rgb * k * u_light_color;
+    }
+    o_color = vec4(clamp(rgb, 0.0, 1.0), 1.0);
+    o_depth = v_depth;
+}
+"""
+
+_MODES = {"triangles": "GL_TRIANGLES", "lines": "GL_LINES", "points": "GL_POINTS"}
+
+
+@dataclass
+class Frame:
+    """One rendered view.
+
+    Attributes:
+        rgb: (H, W, 3) uint8 colour, row 0 = top, or None when not asked for.
+        depth: (H, W) float32 distance along the optical axis (m; the optical-frame Z), 0 where nothing was drawn
+            within [near, far], or None when not asked for.
+    """
+
+    rgb: np.ndarray | None
+    depth: np.ndarray | None
+
+
+@dataclass
+class Lighting:
+    """The directional light (see the module docstring): ``direction`` (3,) unit vector towards the light (world),
+    ``color`` (3,) in 0..1, ``ambient`` in [0, 1]."""
+
+    direction: np.ndarray
+    color: np.ndarray
+    ambient: float
+
+    @classmethod
+    def from_world(cls, world: Any) -> Lighting:
+        """The light of ``world.lights`` (upstream defaults when absent)."""
+        lights = getattr(world, "lights", None) or {}
+        az = float(lights.get("light_azimuth_deg", math.radians(45.0)))
+        el = float(lights.get("light_elevation_deg", math.radians(70.0)))
+        color = np.asarray(list(lights.get("light_color", (255, 255, 255, 255)))[:3], dtype=np.float64) / 255.0
+        ambient = float(lights.get("light_ambient", 0.5))
+        d = np.array([math.cos(el) * math.cos(az), math.cos(el) * math.sin(az), math.sin(el)])
+        return cls(d, color, min(max(ambient, 0.0), 1.0))
+
+    def shade(self, base_rgb: Any, normal: Any) -> np.ndarray:
+        """The colour (0..255 float) a lit face of ``base_rgb`` (0..255) facing ``normal`` is drawn in."""
+        n = np.asarray(normal, dtype=np.float64)
+        n = n / np.linalg.norm(n)
+        k = min(1.0, self.ambient + (1.0 - self.ambient) * max(0.0, float(n @ self.direction)))
+        return np.clip(np.asarray(base_rgb, dtype=np.float64)[:3] * k * self.color, 0.0, 255.0)
+
+
+def _free_later(ctx: GLContext, buffers: list[int], textures: list[int], vaos: list[int], fbos: list[int],
+                renderbuffers: list[int], programs: list[int]) -> None:
+    """Queue the deletion of GL objects on the context (run the next time it is bound)."""
+
+    def free() -> None:
+        from OpenGL import GL
+
+        if buffers:
+            GL.glDeleteBuffers(len(buffers), buffers)
+        if textures:
+            GL.glDeleteTextures(textures)
+        if vaos:
+            GL.glDeleteVertexArrays(len(vaos), vaos)
+        if fbos:
+            GL.glDeleteFramebuffers(len(fbos), fbos)
+        if renderbuffers:
+            GL.glDeleteRenderbuffers(len(renderbuffers), renderbuffers)
+        for p in programs:
+            GL.glDeleteProgram(p)
+
+    ctx.garbage.append(free)
+
+
+class SceneRenderer:
+    """Renders one :class:`SceneGeometry` from pinhole cameras (one renderer per world; cameras share it).
+
+    Args:
+        scene: the geometry (uploaded now).
+        lighting: the light (default: from ``scene.world``).
+
+    Raises:
+        RenderUnavailableError: no offscreen OpenGL context (see :func:`~.gl_context.get_context`).
+    """
+
+    def __init__(self, scene: SceneGeometry, lighting: Lighting | None = None) -> None:
+        self.scene = scene
+        self.lighting = lighting if lighting is not None else Lighting.from_world(scene.world)
+        self.ctx = get_context()
+        from OpenGL import GL
+
+        self.GL = GL
+        self._buffers: list[int] = []
+        self._textures: list[int] = []
+        self._vaos: list[int] = []
+        self._fbos: list[int] = []
+        self._renderbuffers: list[int] = []
+        self._programs: list[int] = []
+        self._targets: dict[tuple[int, int], int] = {}
+        self._tex_ids: dict[int, int] = {}
+        self.reversed_z = self.ctx.has_clip_control
+        with self.ctx.bound():
+            self._program = self._compile()
+            self._upload(scene.pack())
+        self._finalizer = weakref.finalize(self, _free_later, self.ctx, self._buffers, self._textures, self._vaos,
+                                           self._fbos, self._renderbuffers, self._programs)
+
+    def close(self) -> None:
+        """Free the GL objects now (the renderer cannot be used afterwards)."""
+        self._finalizer()
+        with self.ctx.bound():
+            pass
+
+    # ------------------------------------------------------------------ setup
+    def _compile(self) -> int:
+        GL = self.GL
+
+        def shader(src: str, kind: Any) -> int:
+            s = GL.glCreateShader(kind)
+            GL.glShaderSource(s, src)
+            GL.glCompileShader(s)
+            if not GL.glGetShaderiv(s, GL.GL_COMPILE_STATUS):
+                log = GL.glGetShaderInfoLog(s)
+                raise RenderUnavailableError(f"shader compilation failed: {log!r}")
+            return s
+
+        vs = shader(_VERTEX_SHADER, GL.GL_VERTEX_SHADER)
+        fs = shader(_FRAGMENT_SHADER, GL.GL_FRAGMENT_SHADER)
+        prog = GL.glCreateProgram()
+        GL.glAttachShader(prog, vs)
+        GL.glAttachShader(prog, fs)
+        GL.glBindFragDataLocation(prog, 0, "o_color")
+        GL.glBindFragDataLocation(prog, 1, "o_depth")
+        GL.glLinkProgram(prog)
+        GL.glDeleteShader(vs)
+        GL.glDeleteShader(fs)
+        if not GL.glGetProgramiv(prog, GL.GL_LINK_STATUS):
+            raise RenderUnavailableError(f"shader link failed: {GL.glGetProgramInfoLog(prog)!r}")
+        self._programs.append(prog)
+        self._loc = {name: GL.glGetUniformLocation(prog, name)
+                     for name in ("u_nodes", "u_view", "u_proj", "u_texture", "u_textured", "u_lit", "u_light_dir",
+                                  "u_light_color", "u_ambient")}
+        return prog
+
+    def _upload(self, packed: PackedScene) -> None:
+        GL = self.GL
+        self.draws = packed.draws
+        vao = int(GL.glGenVertexArrays(1))
+        self._vaos.append(vao)
+        GL.glBindVertexArray(vao)
+        attribs = [(0, packed.positions, 3, GL.GL_FLOAT, False), (1, packed.normals, 3, GL.GL_FLOAT, False),
+                   (2, packed.colors, 4, GL.GL_UNSIGNED_BYTE, True), (3, packed.uv, 2, GL.GL_FLOAT, False),
+                   (4, packed.node, 1, GL.GL_FLOAT, False)]
+        for loc, data, size, gl_type, normalized in attribs:
+            buf = int(GL.glGenBuffers(1))
+            self._buffers.append(buf)
+            GL.glBindBuffer(GL.GL_ARRAY_BUFFER, buf)
+            arr = np.ascontiguousarray(data)
+            GL.glBufferData(GL.GL_ARRAY_BUFFER, max(arr.nbytes, 4), arr if arr.nbytes else None, GL.GL_STATIC_DRAW)
+            GL.glEnableVertexAttribArray(loc)
+            GL.glVertexAttribPointer(loc, size, gl_type, normalized, 0, None)
+        ibo = int(GL.glGenBuffers(1))
+        self._buffers.append(ibo)
+        GL.glBindBuffer(GL.GL_ELEMENT_ARRAY_BUFFER, ibo)
+        idx = np.ascontiguousarray(packed.indices, dtype=np.uint32)
+        GL.glBufferData(GL.GL_ELEMENT_ARRAY_BUFFER, max(idx.nbytes, 4), idx if idx.nbytes else None,
+                        GL.GL_STATIC_DRAW)
+        GL.glBindVertexArray(0)
+        # node poses: a texture buffer of RGBA32F texels, 3 per node
+        self._node_buf = int(GL.glGenBuffers(1))
+        self._buffers.append(self._node_buf)
+        n = self.scene.n_nodes
+        GL.glBindBuffer(GL.GL_TEXTURE_BUFFER, self._node_buf)
+        GL.glBufferData(GL.GL_TEXTURE_BUFFER, n * 48, None, GL.GL_DYNAMIC_DRAW)
+        self._node_tex = int(GL.glGenTextures(1))
+        self._textures.append(self._node_tex)
+        GL.glBindTexture(GL.GL_TEXTURE_BUFFER, self._node_tex)
+        GL.glTexBuffer(GL.GL_TEXTURE_BUFFER, GL.GL_RGBA32F, self._node_buf)
+        GL.glBindTexture(GL.GL_TEXTURE_BUFFER, 0)
+        GL.glBindBuffer(GL.GL_TEXTURE_BUFFER, 0)
+        for d in self.draws:
+            if d.texture is not None and id(d.texture) not in self._tex_ids:
+                self._tex_ids[id(d.texture)] = self._upload_texture(d.texture)
+        self._write_nodes(self.scene.node_transforms())
+
+    def _upload_texture(self, tex: TextureImage) -> int:
+        GL = self.GL
+        t = int(GL.glGenTextures(1))
+        self._textures.append(t)
+        GL.glBindTexture(GL.GL_TEXTURE_2D, t)
+        px = np.ascontiguousarray(tex.pixels, dtype=np.uint8)
+        GL.glPixelStorei(GL.GL_UNPACK_ALIGNMENT, 1)
+        GL.glTexImage2D(GL.GL_TEXTURE_2D, 0, GL.GL_RGBA8, px.shape[1], px.shape[0], 0, GL.GL_RGBA,
+                        GL.GL_UNSIGNED_BYTE, px)
+        GL.glGenerateMipmap(GL.GL_TEXTURE_2D)
+        GL.glTexParameteri(GL.GL_TEXTURE_2D, GL.GL_TEXTURE_WRAP_S, GL.GL_REPEAT)
+        GL.glTexParameteri(GL.GL_TEXTURE_2D, GL.GL_TEXTURE_WRAP_T, GL.GL_REPEAT)
+        GL.glTexParameteri(GL.GL_TEXTURE_2D, GL.GL_TEXTURE_MIN_FILTER, GL.GL_LINEAR_MIPMAP_LINEAR)
+        GL.glTexParameteri(GL.GL_TEXTURE_2D, GL.GL_TEXTURE_MAG_FILTER, GL.GL_LINEAR)
+        GL.glBindTexture(GL.GL_TEXTURE_2D, 0)
+        return t
+
+    def _target(self, width: int, height: int) -> int:
+        """The framebuffer of this size (created on first use)."""
+        key = (width, height)
+        if key in self._targets:
+            return self._targets[key]
+        GL = self.GL
+        fbo = int(GL.glGenFramebuffers(1))
+        self._fbos.append(fbo)
+        GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, fbo)
+        rbs = [int(r) for r in np.atleast_1d(GL.glGenRenderbuffers(3))]
+        self._renderbuffers.extend(rbs)
+        for rb, fmt, att in ((rbs[0], GL.GL_RGBA8, GL.GL_COLOR_ATTACHMENT0),
+                             (rbs[1], GL.GL_R32F, GL.GL_COLOR_ATTACHMENT1),
+                             (rbs[2], GL.GL_DEPTH_COMPONENT32F, GL.GL_DEPTH_ATTACHMENT)):
+            GL.glBindRenderbuffer(GL.GL_RENDERBUFFER, rb)
+            GL.glRenderbufferStorage(GL.GL_RENDERBUFFER, fmt, width, height)
+            GL.glFramebufferRenderbuffer(GL.GL_FRAMEBUFFER, att, GL.GL_RENDERBUFFER, rb)
+        status = GL.glCheckFramebufferStatus(GL.GL_FRAMEBUFFER)
+        if status != GL.GL_FRAMEBUFFER_COMPLETE:
+            raise RenderUnavailableError(f"offscreen framebuffer {width}×{height} incomplete (status 0x{status:x})")
+        GL.glDrawBuffers(2, [GL.GL_COLOR_ATTACHMENT0, GL.GL_COLOR_ATTACHMENT1])
+        GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, 0)
+        self._targets[key] = fbo
+        return fbo
+
+    # ------------------------------------------------------------------ per frame
+    def _write_nodes(self, transforms: np.ndarray) -> None:
+        GL = self.GL
+        data = np.ascontiguousarray(transforms, dtype=np.float32)
+        if data.size:
+            GL.glBindBuffer(GL.GL_TEXTURE_BUFFER, self._node_buf)
+            GL.glBufferSubData(GL.GL_TEXTURE_BUFFER, 0, data.nbytes, data)
+            GL.glBindBuffer(GL.GL_TEXTURE_BUFFER, 0)
+
+    def update_nodes(self, transforms: np.ndarray | None = None) -> None:
+        """Upload the node poses (default: :meth:`SceneGeometry.node_transforms` now); call once per step."""
+        t = self.scene.node_transforms() if transforms is None else transforms
+        with self.ctx.bound():
+            self._write_nodes(t)
+
+    def render(self, rot: np.ndarray, pos: np.ndarray, intrinsics: Intrinsics, near: float, far: float, *,
+               rgb: bool = True, depth: bool = True) -> Frame:
+        """Render the scene as seen by a pinhole camera.
+
+        Args:
+            rot: 3×3 rotation whose columns are the optical x (right), y (down), z (forward) axes in the world.
+            pos: optical centre in the world (m).
+            intrinsics: image size (px) and fx, fy, cx, cy (px).
+            near, far: clipping distances along the optical axis (m), 0 < near < far.
+            rgb, depth: which images to read back.
+
+        Returns:
+            The :class:`Frame` (fresh arrays, owned by the caller).
+        """
+        GL = self.GL
+        w, h = int(intrinsics.ncols), int(intrinsics.nrows)
+        proj = projection_matrix(intrinsics, near, far, zero_to_one=self.reversed_z)
+        view = view_matrix(rot, pos, self.scene.origin)
+        with self.ctx.bound():
+            fbo = self._target(w, h)
+            GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, fbo)
+            GL.glViewport(0, 0, w, h)
+            if self.reversed_z:
+                GL.glClipControl(GL.GL_LOWER_LEFT, GL.GL_ZERO_TO_ONE)
+                GL.glDepthFunc(GL.GL_GREATER)
+                clear_depth = 0.0
+            else:
+                GL.glDepthFunc(GL.GL_LESS)
+                clear_depth = 1.0
+            GL.glEnable(GL.GL_DEPTH_TEST)
+            GL.glDepthMask(GL.GL_TRUE)
+            GL.glDisable(GL.GL_BLEND)
+            GL.glFrontFace(GL.GL_CW)  # the row flip of the projection mirrors the window (camera_model)
+            bg = np.array([*BACKGROUND, 255], dtype=np.float32) / 255.0
+            GL.glClearBufferfv(GL.GL_COLOR, 0, bg)
+            GL.glClearBufferfv(GL.GL_COLOR, 1, np.zeros(4, np.float32))
+            GL.glClearBufferfv(GL.GL_DEPTH, 0, np.array([clear_depth], np.float32))
+            if self.draws:
+                self._draw(view, proj)
+            out_rgb = out_depth = None
+            GL.glPixelStorei(GL.GL_PACK_ALIGNMENT, 1)
+            if rgb:
+                out_rgb = np.empty((h, w, 3), np.uint8)
+                GL.glReadBuffer(GL.GL_COLOR_ATTACHMENT0)
+                GL.glReadPixels(0, 0, w, h, GL.GL_RGB, GL.GL_UNSIGNED_BYTE, out_rgb)
+            if depth:
+                out_depth = np.empty((h, w), np.float32)
+                GL.glReadBuffer(GL.GL_COLOR_ATTACHMENT1)
+                GL.glReadPixels(0, 0, w, h, GL.GL_RED, GL.GL_FLOAT, out_depth)
+            GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, 0)
+            if self.reversed_z:
+                GL.glClipControl(GL.GL_LOWER_LEFT, GL.GL_NEGATIVE_ONE_TO_ONE)
+        return Frame(out_rgb, out_depth)
+
+    def _draw(self, view: np.ndarray, proj: np.ndarray) -> None:
+        GL = self.GL
+        loc = self._loc
+        light = self.lighting
+        GL.glUseProgram(self._program)
+        GL.glUniformMatrix4fv(loc["u_view"], 1, GL.GL_TRUE, view.astype(np.float32))
+        GL.glUniformMatrix4fv(loc["u_proj"], 1, GL.GL_TRUE, proj.astype(np.float32))
+        GL.glUniform3f(loc["u_light_dir"], *(float(v) for v in light.direction))
+        GL.glUniform3f(loc["u_light_color"], *(float(v) for v in light.color))
+        GL.glUniform1f(loc["u_ambient"], float(light.ambient))
+        GL.glActiveTexture(GL.GL_TEXTURE0)
+        GL.glBindTexture(GL.GL_TEXTURE_BUFFER, self._node_tex)
+        GL.glUniform1i(loc["u_nodes"], 0)
+        GL.glUniform1i(loc["u_texture"], 1)
+        GL.glBindVertexArray(self._vaos[0])
+        cull: str | None = None
+        textured: int | None = None
+        lit: bool | None = None
+        for d in self.draws:
+            if d.cull != cull:
+                cull = d.cull
+                if cull == "none":
+                    GL.glDisable(GL.GL_CULL_FACE)
+                else:
+                    GL.glEnable(GL.GL_CULL_FACE)
+                    GL.glCullFace(GL.GL_BACK if cull == "back" else GL.GL_FRONT)
+            tex = self._tex_ids.get(id(d.texture), 0) if d.texture is not None else 0
+            if tex != textured:
+                textured = tex
+                GL.glActiveTexture(GL.GL_TEXTURE1)
+                GL.glBindTexture(GL.GL_TEXTURE_2D, tex)
+                GL.glUniform1i(loc["u_textured"], 1 if tex else 0)
+            if d.lit != lit:
+                lit = d.lit
+                GL.glUniform1i(loc["u_lit"], 1 if lit else 0)
+            if d.primitive == "points":
+                GL.glPointSize(max(1.0, float(d.size)))
+            mode = getattr(GL, _MODES[d.primitive])
+            GL.glDrawElements(mode, d.count, GL.GL_UNSIGNED_INT, ctypes.c_void_p(4 * d.first))
+        GL.glBindVertexArray(0)
+        GL.glDisable(GL.GL_CULL_FACE)
+        GL.glActiveTexture(GL.GL_TEXTURE1)
+        GL.glBindTexture(GL.GL_TEXTURE_2D, 0)
+        GL.glActiveTexture(GL.GL_TEXTURE0)
+        GL.glBindTexture(GL.GL_TEXTURE_BUFFER, 0)
+        GL.glUseProgram(0)
+
+
+# ---------------------------------------------------------------------------------------------------- per world
+def renderer_for(ctx: Any) -> SceneRenderer:
+    """The renderer of the world a :class:`~mvsim_core.sensors.scheduler.SensorContext` samples from, built on first
+    use (scene geometry from the world and its live physics) and kept on the context."""
+    r = ctx.__dict__.get("_scene_renderer")
+    if r is None:
+        scene = SceneGeometry(ctx.world, ctx.physics)
+        ctx.world.warnings.extend(w for w in scene.warnings if w not in ctx.world.warnings)
+        r = SceneRenderer(scene)
+        ctx.__dict__["_scene_renderer"] = r
+    return r

@@ -1,0 +1,824 @@
+"""The world as drawable geometry: triangle meshes, lines and points attached to posed *nodes* (numpy only).
+
+A renderer (the cameras' offscreen :mod:`.renderer`, later the desktop viewer) uploads :meth:`SceneGeometry.pack` once
+and, at every frame, only the node poses from :meth:`SceneGeometry.node_transforms`. Nothing here imports OpenGL.
+
+Nodes (frames whose pose is read from the simulation at every frame):
+
+* node 0, the **world**: every element — horizontal planes (colour or tiled texture), vertical planes (boxes around
+  their doors and windows, colour or texture), elevation maps (a smooth-shaded height-field mesh, ``mesh_color`` or
+  draped texture), occupancy grids (a box from z = 0 to :data:`OCCUPANCY_HEIGHT` for each occupied cell, cells merged
+  into rectangles), non-floating ground grids (lines), point clouds (points), markers (line strips);
+* one node per **vehicle** (its pose: x, y, yaw from Box2D, z, pitch, roll from the terrain): the chassis prism
+  (footprint × [zmin, zmax], chassis colour) — or, when the vehicle has ``<visual>`` models that load, those models
+  instead (drawn in ``model_color``) — and one node per **wheel**: a 16-sided cylinder (diameter × width, wheel
+  colour, axle along the vehicle's y) or its visual model, at (x, y, radius) in the vehicle frame, turned by the
+  wheel's current yaw (steering) and spin angle;
+* one node per **block** (static, dynamic, intangible; ``<walls>`` segments are static blocks): its prism, or its
+  geometry primitive (box, cylinder, sphere, ramp rising along local x, semi-cylinder bump across local y), or its
+  visual models;
+* one node per **actor** (its visuals, or a cylinder of its collision radius and height);
+* one node per **floating ground grid** (translated with the vehicle it follows, snapped to the grid interval).
+
+Sensor visual models are not part of the scene (a camera would see its own housing).
+
+Frames and units: world frame, metres, radians. Positions of node-0 geometry are world coordinates; the others are in
+their node's frame. Packed vertices are stored relative to an anchor point per node and node translations relative to
+:attr:`SceneGeometry.origin`, so that float32 vertex data keeps sub-millimetre precision in large (e.g. UTM) worlds.
+
+Faces: closed solids (prisms, boxes, cylinders, primitives) are wound counter-clockwise seen from outside and marked
+``cull="back"`` (a camera inside a chassis or a wall sees out through it); open surfaces (planes, terrain, mesh
+models) are double-sided unless their ``cull_face`` says otherwise. Normals point outwards (flat per face, smooth on
+terrain). Colours are RGBA 0..255; alpha is kept but renderers may draw everything opaque.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from mvsim_core.dynamics.physics import Physics
+    from mvsim_core.world import World
+
+Color = tuple[int, int, int, int]
+
+OCCUPANCY_HEIGHT = 2.0
+"""Height (m) of the boxes drawn for occupied occupancy-grid cells (the 2D lidar treats them as infinitely tall)."""
+OCCUPANCY_THRESHOLD = 0.5
+"""Cells with occupancy above this are drawn (the same threshold as the 2D lidar)."""
+OCCUPANCY_COLOR: Color = (0x50, 0x50, 0x50, 0xFF)
+"""Colour of occupied occupancy-grid cells."""
+GRID_LIFT = 1e-3
+"""Ground-grid lines are drawn this far (m) above z = 0 so that they do not fight with a floor at z = 0."""
+POINTCLOUD_COLOR: Color = (0x00, 0x00, 0xFF, 0xFF)
+"""Colour of ``pointcloud`` elements (the element has no colour parameter)."""
+ACTOR_COLOR: Color = (0xC0, 0x90, 0x70, 0xFF)
+"""Colour of the stand-in cylinder of an actor without a visual model."""
+WHEEL_SIDES = 16
+"""Sides of the cylinder drawn for a wheel without a visual model."""
+
+PRIMITIVES = ("triangles", "lines", "points")
+CULL_MODES = ("none", "back", "front")
+NODE_WORLD = 0
+"""Index of the world node (identity pose)."""
+
+
+# ---------------------------------------------------------------------------------------------------- data types
+@dataclass(eq=False)
+class TextureImage:
+    """An RGBA image for texturing (equality by identity).
+
+    Attributes:
+        path: the file it was read from.
+        pixels: (H, W, 4) uint8, row 0 = the *bottom* row of the picture (texture coordinate v = 0).
+    """
+
+    path: Path
+    pixels: np.ndarray
+
+
+@dataclass(eq=False)
+class MeshPart:
+    """Indexed geometry in one node's frame.
+
+    Attributes:
+        positions: (N, 3) float64 vertex positions (m).
+        normals: (N, 3) float32 unit normals (zeros for lines and points).
+        colors: (N, 4) uint8 RGBA per vertex.
+        indices: (M,) uint32 vertex indices: triangles (M = 3k), lines (M = 2k) or points.
+        primitive: "triangles", "lines" or "points".
+        cull: which faces to skip: "none" (double-sided), "back" (closed solids, CCW outside) or "front".
+        uv: (N, 2) float32 texture coordinates (texture tiles repeat), or None.
+        texture: the texture (multiplied by the vertex colour), or None.
+        size: line width / point size (px).
+        lit: shade with the world's light (False: flat colour, e.g. lines and points).
+    """
+
+    positions: np.ndarray
+    normals: np.ndarray
+    colors: np.ndarray
+    indices: np.ndarray
+    primitive: str = "triangles"
+    cull: str = "none"
+    uv: np.ndarray | None = None
+    texture: TextureImage | None = None
+    size: float = 1.0
+    lit: bool = True
+
+    @property
+    def n_vertices(self) -> int:
+        return int(self.positions.shape[0])
+
+
+@dataclass(frozen=True)
+class Draw:
+    """One draw call of a :class:`PackedScene`: ``count`` indices from ``first`` with the same state."""
+
+    primitive: str
+    cull: str
+    texture: TextureImage | None
+    size: float
+    lit: bool
+    first: int
+    count: int
+
+
+@dataclass(eq=False)
+class PackedScene:
+    """Every part in shared arrays, ready for vertex/index buffers.
+
+    Attributes:
+        positions: (N, 3) float32 vertices in their node frame minus the node's anchor (m).
+        normals: (N, 3) float32. colors: (N, 4) uint8. uv: (N, 2) float32 (zeros where untextured).
+        node: (N,) float32 node index of every vertex (exact in float32 below 2²⁴ nodes).
+        indices: (M,) uint32, already offset into the shared vertex array.
+        draws: the draw calls, grouped by primitive, culling, texture, size and lighting.
+    """
+
+    positions: np.ndarray
+    normals: np.ndarray
+    colors: np.ndarray
+    uv: np.ndarray
+    node: np.ndarray
+    indices: np.ndarray
+    draws: list[Draw] = field(default_factory=list)
+
+
+def rgba(color: Any) -> np.ndarray:
+    """A colour tuple (r, g, b[, a]) 0..255 as a (4,) uint8 array."""
+    c = list(color)[:4]
+    if len(c) == 3:
+        c.append(255)
+    return np.clip(np.asarray(c, dtype=np.float64), 0, 255).round().astype(np.uint8)
+
+
+# ---------------------------------------------------------------------------------------------------- rotations
+def rot_z(a: float) -> np.ndarray:
+    c, s = math.cos(a), math.sin(a)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def rot_ypr(yaw: np.ndarray, pitch: np.ndarray, roll: np.ndarray) -> np.ndarray:
+    """(n, 3, 3) rotations Rz(yaw)·Ry(pitch)·Rx(roll) (MVSim's yaw-pitch-roll convention; angles in rad)."""
+    from mvsim_core.sensors.scheduler import rotations
+
+    return rotations(np.asarray(yaw, dtype=np.float64).reshape(-1), np.asarray(pitch, dtype=np.float64).reshape(-1),
+                     np.asarray(roll, dtype=np.float64).reshape(-1))
+
+
+# ---------------------------------------------------------------------------------------------------- builders
+def triangulate_polygon(poly: np.ndarray) -> np.ndarray:
+    """Triangles (T, 3) of vertex indices covering a simple counter-clockwise polygon (P, 2), each CCW.
+
+    Convex polygons are fanned; others are ear-clipped (O(P³) worst case, P is small for footprints).
+    """
+    p = np.asarray(poly, dtype=np.float64)
+    n = len(p)
+    if n < 3:
+        return np.zeros((0, 3), dtype=np.int64)
+    e = np.roll(p, -1, axis=0) - p
+    cross = e[:, 0] * np.roll(e, -1, axis=0)[:, 1] - e[:, 1] * np.roll(e, -1, axis=0)[:, 0]
+    if np.all(cross >= -1e-12):
+        return np.array([[0, i, i + 1] for i in range(1, n - 1)], dtype=np.int64)
+    idx = list(range(n))
+    tris: list[list[int]] = []
+
+    def convex(a: int, b: int, c: int) -> bool:
+        return (p[b, 0] - p[a, 0]) * (p[c, 1] - p[a, 1]) - (p[b, 1] - p[a, 1]) * (p[c, 0] - p[a, 0]) > 1e-15
+
+    def inside(q: np.ndarray, a: int, b: int, c: int) -> bool:
+        d1 = (p[b, 0] - p[a, 0]) * (q[1] - p[a, 1]) - (p[b, 1] - p[a, 1]) * (q[0] - p[a, 0])
+        d2 = (p[c, 0] - p[b, 0]) * (q[1] - p[b, 1]) - (p[c, 1] - p[b, 1]) * (q[0] - p[b, 0])
+        d3 = (p[a, 0] - p[c, 0]) * (q[1] - p[c, 1]) - (p[a, 1] - p[c, 1]) * (q[0] - p[c, 0])
+        return d1 >= 0 and d2 >= 0 and d3 >= 0
+
+    guard = 0
+    while len(idx) > 3 and guard < 10 * n * n:
+        guard += 1
+        m = len(idx)
+        for k in range(m):
+            a, b, c = idx[(k - 1) % m], idx[k], idx[(k + 1) % m]
+            if not convex(a, b, c):
+                continue
+            if any(inside(p[j], a, b, c) for j in idx if j not in (a, b, c)):
+                continue
+            tris.append([a, b, c])
+            idx.pop(k)
+            break
+        else:  # degenerate input: fan the rest
+            break
+    for i in range(1, len(idx) - 1):
+        tris.append([idx[0], idx[i], idx[i + 1]])
+    return np.array(tris, dtype=np.int64).reshape(-1, 3)
+
+
+def flat_part(tris: np.ndarray, color: Any, *, cull: str = "back", center: np.ndarray | None = None,
+              uv_of: Any = None, texture: TextureImage | None = None) -> MeshPart:
+    """A flat-shaded part from (T, 3, 3) triangle corners (m): three vertices of its own per triangle.
+
+    Args:
+        tris: triangle corners; wound counter-clockwise seen from outside, unless ``center`` is given.
+        color: RGBA (0..255) of every vertex.
+        cull: face culling of the part.
+        center: for convex solids: a point inside; every triangle is turned to face away from it.
+        uv_of: optional function (N, 3) positions -> (N, 2) texture coordinates.
+        texture: optional texture.
+    """
+    t = np.asarray(tris, dtype=np.float64).reshape(-1, 3, 3)
+    n = np.cross(t[:, 1] - t[:, 0], t[:, 2] - t[:, 0])
+    if center is not None and len(t):
+        flip = np.einsum("ij,ij->i", n, t.mean(axis=1) - np.asarray(center, dtype=np.float64)) < 0
+        t[flip] = t[flip][:, ::-1]
+        n[flip] = -n[flip]
+    length = np.linalg.norm(n, axis=1)
+    keep = length > 1e-14
+    t, n, length = t[keep], n[keep], length[keep]
+    n = n / length[:, None]
+    pos = t.reshape(-1, 3)
+    normals = np.repeat(n, 3, axis=0).astype(np.float32)
+    colors = np.tile(rgba(color), (len(pos), 1))
+    uv = np.asarray(uv_of(pos), dtype=np.float32) if uv_of is not None else None
+    return MeshPart(pos, normals, colors, np.arange(len(pos), dtype=np.uint32), "triangles", cull, uv, texture)
+
+
+def ccw(poly: np.ndarray) -> np.ndarray:
+    """The polygon (P, 2) with its vertices in counter-clockwise order (reversed if given clockwise)."""
+    p = np.asarray(poly, dtype=np.float64).reshape(-1, 2)
+    area2 = float(np.dot(p[:, 0], np.roll(p[:, 1], -1)) - np.dot(p[:, 1], np.roll(p[:, 0], -1)))
+    return p[::-1].copy() if area2 < 0 else p
+
+
+def prism_triangles(footprint: np.ndarray, z0: float, z1: float, *, bottom: bool = True) -> np.ndarray:
+    """(T, 3, 3) triangles of the prism footprint × [z0, z1] (m; footprint in either order), wound CCW seen from
+    outside."""
+    p = ccw(footprint)
+    q = np.roll(p, -1, axis=0)
+    lo = lambda a: np.column_stack([a, np.full(len(a), z0)])  # noqa: E731
+    hi = lambda a: np.column_stack([a, np.full(len(a), z1)])  # noqa: E731
+    tris = [np.stack([lo(p), lo(q), hi(q)], axis=1), np.stack([lo(p), hi(q), hi(p)], axis=1)]
+    cap = triangulate_polygon(p)
+    if len(cap):
+        top = np.column_stack([p, np.full(len(p), z1)])[cap]
+        tris.append(top)
+        if bottom:
+            tris.append(np.column_stack([p, np.full(len(p), z0)])[cap[:, ::-1]])
+    return np.concatenate(tris).reshape(-1, 3, 3)
+
+
+def prism(footprint: np.ndarray, z0: float, z1: float, color: Any, *, uv_of: Any = None,
+          texture: TextureImage | None = None) -> MeshPart:
+    """A closed prism footprint (polygon, m, either order) × [z0, z1] (m), flat-shaded, back faces culled."""
+    if z1 - z0 <= 1e-9:  # a flat block: draw its top, double-sided
+        p = ccw(footprint)
+        cap = triangulate_polygon(p)
+        top = np.column_stack([p, np.full(len(p), z1)])[cap]
+        return flat_part(top, color, cull="none", uv_of=uv_of, texture=texture)
+    return flat_part(prism_triangles(footprint, z0, z1), color, cull="back", uv_of=uv_of, texture=texture)
+
+
+def circle(radius: float, n: int) -> np.ndarray:
+    """(n, 2) counter-clockwise regular polygon of circumradius ``radius`` (m)."""
+    a = np.arange(n) * (2.0 * math.pi / n)
+    return np.column_stack([radius * np.cos(a), radius * np.sin(a)])
+
+
+def wheel_cylinder(diameter: float, width: float, color: Any, sides: int = WHEEL_SIDES) -> MeshPart:
+    """A closed cylinder centred on the origin with its axis along y (a wheel in its own frame)."""
+    tris = prism_triangles(circle(0.5 * diameter, sides), -0.5 * width, 0.5 * width)
+    # rotate the z axis onto y: (x, y, z) -> (x, -z, y), a proper rotation (about x by +90°)
+    rotated = np.stack([tris[..., 0], -tris[..., 2], tris[..., 1]], axis=-1)
+    return flat_part(rotated, color, cull="back")
+
+
+def sphere(radius: float, center: tuple[float, float, float], color: Any, n_lon: int = 16,
+           n_lat: int = 8) -> MeshPart:
+    """A closed UV sphere (flat-shaded)."""
+    c = np.asarray(center, dtype=np.float64)
+    lat = np.linspace(-0.5 * math.pi, 0.5 * math.pi, n_lat + 1)
+    lon = np.linspace(0.0, 2.0 * math.pi, n_lon + 1)
+    la, lo = np.meshgrid(lat, lon, indexing="ij")
+    v = c + radius * np.stack([np.cos(la) * np.cos(lo), np.cos(la) * np.sin(lo), np.sin(la)], axis=-1)
+    a, b, cc, d = v[:-1, :-1], v[:-1, 1:], v[1:, 1:], v[1:, :-1]
+    tris = np.concatenate([np.stack([a, b, cc], axis=-2).reshape(-1, 3, 3),
+                           np.stack([a, cc, d], axis=-2).reshape(-1, 3, 3)])
+    return flat_part(tris, color, cull="back", center=c)
+
+
+def ramp(lx: float, ly: float, lz: float, z0: float, color: Any) -> MeshPart:
+    """A wedge on [0, lx] × [0, ly] rising from z0 at x = 0 to z0 + lz at x = lx (the ``ramp`` geometry)."""
+    b = [(0, 0, z0), (lx, 0, z0), (lx, ly, z0), (0, ly, z0)]
+    t = [(lx, 0, z0 + lz), (lx, ly, z0 + lz)]
+    quads = [(b[0], b[1], b[2], b[3]), (b[0], t[0], t[1], b[3]), (b[1], b[2], t[1], t[0])]
+    tris = [(q[0], q[1], q[2]) for q in quads] + [(q[0], q[2], q[3]) for q in quads]
+    tris += [(b[0], b[1], t[0]), (b[3], b[2], t[1])]
+    center = (0.66 * lx, 0.5 * ly, z0 + 0.33 * lz)
+    return flat_part(np.array(tris, dtype=np.float64), color, cull="back", center=np.array(center))
+
+
+def bump(lx: float, ly: float, lz: float, z0: float, color: Any, n: int = 10) -> MeshPart:
+    """The ``semi_cylinder_bump`` geometry: a half-ellipse of width ly and height lz across y, along x in [0, lx]."""
+    y = np.linspace(-0.5 * ly, 0.5 * ly, max(int(n), 3) + 1)
+    z = z0 + lz * np.sqrt(np.clip(1.0 - (2.0 * y / ly) ** 2, 0.0, None))
+    prof = np.column_stack([y, z])
+    tris = []
+    for (y0, za), (y1, zb) in zip(prof[:-1], prof[1:], strict=True):
+        tris += [((0, y0, za), (lx, y0, za), (lx, y1, zb)), ((0, y0, za), (lx, y1, zb), (0, y1, zb))]
+    tris += [((0, -0.5 * ly, z0), (lx, -0.5 * ly, z0), (lx, 0.5 * ly, z0)),
+             ((0, -0.5 * ly, z0), (lx, 0.5 * ly, z0), (0, 0.5 * ly, z0))]
+    for x in (0.0, lx):
+        for (y0, za), (y1, zb) in zip(prof[:-1], prof[1:], strict=True):
+            tris.append(((x, 0.0, z0), (x, y0, za), (x, y1, zb)))
+    center = np.array([0.5 * lx, 0.0, z0 + 0.3 * lz])
+    return flat_part(np.array(tris, dtype=np.float64), color, cull="back", center=center)
+
+
+def mesh_part(mesh: Any, color: Any, cull: str = "none") -> MeshPart | None:
+    """A flat-shaded part of a loaded :class:`mvsim_core.io.meshes.Mesh` (already in the node frame), or None when
+    it has no triangles."""
+    faces = np.asarray(mesh.faces)
+    if faces.size == 0:
+        return None
+    return flat_part(np.asarray(mesh.vertices)[faces], color, cull=cull)
+
+
+def horizontal_rect(x0: float, x1: float, y0: float, y1: float, z: float, color: Any, *, cull: str = "none",
+                    uv_of: Any = None, texture: TextureImage | None = None) -> MeshPart:
+    """A horizontal rectangle at height z (normal +z)."""
+    a, b, c, d = (x0, y0, z), (x1, y0, z), (x1, y1, z), (x0, y1, z)
+    return flat_part(np.array([(a, b, c), (a, c, d)], dtype=np.float64), color, cull=cull, uv_of=uv_of,
+                     texture=texture)
+
+
+def height_field(heights: np.ndarray, x0: float, y0: float, res: float, color: Any, *,
+                 uv_of: Any = None, texture: TextureImage | None = None) -> MeshPart:
+    """A smooth-shaded terrain mesh: vertex (i, j) at (x0 + i·res, y0 + j·res, heights[i, j]); each cell split
+    along its (i, j)–(i+1, j+1) diagonal, as the terrain queries do."""
+    h = np.asarray(heights, dtype=np.float64)
+    rows, cols = h.shape
+    xs = x0 + res * np.arange(rows)
+    ys = y0 + res * np.arange(cols)
+    gx, gy = np.meshgrid(xs, ys, indexing="ij")
+    pos = np.stack([gx, gy, h], axis=-1).reshape(-1, 3)
+    dhdx, dhdy = np.gradient(h, res, res)
+    nrm = np.stack([-dhdx, -dhdy, np.ones_like(h)], axis=-1).reshape(-1, 3)
+    nrm /= np.linalg.norm(nrm, axis=1, keepdims=True)
+    i, j = np.meshgrid(np.arange(rows - 1), np.arange(cols - 1), indexing="ij")
+    v00 = (i * cols + j).reshape(-1)
+    v10, v01, v11 = v00 + cols, v00 + 1, v00 + cols + 1
+    idx = np.concatenate([np.stack([v00, v10, v11], axis=1), np.stack([v00, v11, v01], axis=1)]).reshape(-1)
+    uv = np.asarray(uv_of(pos), dtype=np.float32) if uv_of is not None else None
+    return MeshPart(pos, nrm.astype(np.float32), np.tile(rgba(color), (len(pos), 1)), idx.astype(np.uint32),
+                    "triangles", "none", uv, texture)
+
+
+def line_part(segments: np.ndarray, color: Any, width: float = 1.0) -> MeshPart:
+    """Unlit lines from (S, 2, 3) segment ends (m)."""
+    pos = np.asarray(segments, dtype=np.float64).reshape(-1, 3)
+    return MeshPart(pos, np.zeros((len(pos), 3), np.float32), np.tile(rgba(color), (len(pos), 1)),
+                    np.arange(len(pos), dtype=np.uint32), "lines", "none", size=float(width), lit=False)
+
+
+def point_part(points: np.ndarray, color: Any, size: float = 1.0) -> MeshPart:
+    """Unlit points from (N, 3) positions (m)."""
+    pos = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+    return MeshPart(pos, np.zeros((len(pos), 3), np.float32), np.tile(rgba(color), (len(pos), 1)),
+                    np.arange(len(pos), dtype=np.uint32), "points", "none", size=float(size), lit=False)
+
+
+def occupied_rectangles(occupied: np.ndarray) -> np.ndarray:
+    """Cover the True cells of a (ny, nx) boolean grid with disjoint rectangles: runs along x in each row, merged
+    with identical runs of the rows above. Returns (R, 4) int64 ``ix0, ix1, iy0, iy1`` (half-open cell ranges)."""
+    occ = np.asarray(occupied, dtype=bool)
+    ny, nx = occ.shape
+    pad = np.zeros((ny, nx + 2), dtype=np.int8)
+    pad[:, 1:-1] = occ
+    d = np.diff(pad, axis=1)
+    r_start, c_start = np.nonzero(d == 1)
+    _, c_end = np.nonzero(d == -1)  # same row order as the starts (row-major nonzero)
+    out: list[tuple[int, int, int, int]] = []
+    open_: dict[tuple[int, int], int] = {}  # (ix0, ix1) -> first row of the rectangle still growing
+    k = 0
+    n_runs = len(r_start)
+    for row in range(ny + 1):
+        runs: set[tuple[int, int]] = set()
+        while k < n_runs and r_start[k] == row:
+            runs.add((int(c_start[k]), int(c_end[k])))
+            k += 1
+        for key in [key for key in open_ if key not in runs]:
+            out.append((key[0], key[1], open_.pop(key), row))
+        for key in runs:
+            open_.setdefault(key, row)
+        if k >= n_runs and not open_:
+            break
+    return np.array(out, dtype=np.int64).reshape(-1, 4)
+
+
+def box_triangles(rects: np.ndarray, z0: float, z1: float) -> np.ndarray:
+    """(12·R, 3, 3) triangles of axis-aligned boxes [x0, x1] × [y0, y1] × [z0, z1] from (R, 4) float rectangles
+    ``x0, x1, y0, y1`` (m), CCW seen from outside (bottoms included)."""
+    r = np.asarray(rects, dtype=np.float64).reshape(-1, 4)
+    if len(r) == 0:
+        return np.zeros((0, 3, 3))
+    x0, x1, y0, y1 = r.T
+    n = len(r)
+
+    def v(x: np.ndarray, y: np.ndarray, z: float) -> np.ndarray:
+        return np.stack([x, y, np.full(n, z)], axis=-1)
+
+    c = [v(x0, y0, z0), v(x1, y0, z0), v(x1, y1, z0), v(x0, y1, z0),
+         v(x0, y0, z1), v(x1, y0, z1), v(x1, y1, z1), v(x0, y1, z1)]
+    faces = [(0, 1, 5), (0, 5, 4), (1, 2, 6), (1, 6, 5), (2, 3, 7), (2, 7, 6), (3, 0, 4), (3, 4, 7),
+             (4, 5, 6), (4, 6, 7), (0, 3, 2), (0, 2, 1)]
+    return np.stack([np.stack([c[a], c[b], c[cc]], axis=1) for a, b, cc in faces], axis=1).reshape(-1, 3, 3)
+
+
+# ---------------------------------------------------------------------------------------------------- textures
+_TEXTURES: dict[tuple[str, int, int], TextureImage | None] = {}
+
+
+def load_texture(path: Path | None) -> TextureImage | None:
+    """The image at ``path`` as a :class:`TextureImage` (cached on path, mtime and size), or None when ``path`` is
+    None or unreadable (the part is then drawn in its plain colour)."""
+    if path is None:
+        return None
+    try:
+        st = Path(path).stat()
+    except OSError:
+        return None
+    key = (str(Path(path).resolve()), st.st_mtime_ns, st.st_size)
+    if key not in _TEXTURES:
+        try:
+            from PIL import Image
+
+            with Image.open(path) as im:
+                px = np.asarray(im.convert("RGBA"), dtype=np.uint8)
+            _TEXTURES[key] = TextureImage(Path(path), np.ascontiguousarray(px[::-1]))
+        except Exception:  # PIL raises many kinds of errors for unreadable images
+            _TEXTURES[key] = None
+    return _TEXTURES[key]
+
+
+WHITE: Color = (255, 255, 255, 255)
+
+
+# ---------------------------------------------------------------------------------------------------- the scene
+def _cull_of(value: Any) -> str:
+    v = str(value or "NONE").upper()
+    return {"BACK": "back", "FRONT": "front"}.get(v, "none")
+
+
+class SceneGeometry:
+    """The drawable geometry of a world (see the module docstring).
+
+    Args:
+        world: the loaded world.
+        physics: its physics state (live poses); None: the objects' declared poses.
+        ground_grids: include ``ground_grid`` elements (lines).
+
+    Attributes:
+        parts: (node index, part) pairs.
+        node_names: a label per node (``world``, ``vehicle:r1``, ``wheel:r1/l_wheel``, ``block:b1``, ...).
+        origin: (3,) float64 world point (m) that node translations are relative to (see :meth:`_choose_anchors`).
+        anchors: (n_nodes, 3) float64 point of each node's frame (m) that its packed vertices are relative to; the
+            world node's anchor is the origin.
+        warnings: visual models that could not be loaded (their objects fall back to prisms).
+    """
+
+    def __init__(self, world: World, physics: Physics | None = None, *, ground_grids: bool = True) -> None:
+        self.world = world
+        self.physics = physics
+        self.parts: list[tuple[int, MeshPart]] = []
+        self.node_names: list[str] = ["world"]
+        self.warnings: list[str] = []
+        self._build_elements(ground_grids)
+        self._build_vehicles()
+        self._build_blocks()
+        self._build_actors()
+        self.n_nodes = len(self.node_names)
+        self._choose_anchors()
+
+    # ------------------------------------------------------------------ building
+    def _add(self, node: int, part: MeshPart | None) -> None:
+        if part is not None and part.indices.size:
+            self.parts.append((node, part))
+
+    def _new_node(self, name: str) -> int:
+        self.node_names.append(name)
+        return len(self.node_names) - 1
+
+    def _visual_parts(self, visuals: list[Any], what: str) -> list[MeshPart]:
+        """Parts of the visual models that load (in the owner's frame); missing ones are noted in warnings."""
+        from mvsim_core.errors import AssetError
+
+        out = []
+        for v in visuals:
+            if v.path is None:
+                continue
+            try:
+                mesh = v.mesh()
+            except (AssetError, ValueError) as e:
+                self.warnings.append(f"{what}: visual model {v.uri} not drawn ({e})")
+                continue
+            if mesh is None:
+                continue
+            part = mesh_part(mesh, v.params.get("model_color", WHITE), _cull_of(v.params.get("model_cull_faces")))
+            if part is not None:
+                out.append(part)
+        return out
+
+    def _build_elements(self, ground_grids: bool) -> None:
+        from mvsim_core.elements.elevation_map import ElevationMap
+        from mvsim_core.elements.ground_grid import GroundGrid
+        from mvsim_core.elements.horizontal_plane import HorizontalPlane
+        from mvsim_core.elements.occupancy_grid import OccupancyGrid
+        from mvsim_core.elements.pointcloud import PointCloud
+        from mvsim_core.elements.vertical_plane import VerticalPlane
+
+        self._floating: list[tuple[int, Any, float]] = []  # (node, focus vehicle name or "", interval)
+        for el in self.world.elements:
+            p = getattr(el, "params", {})
+            if isinstance(el, HorizontalPlane):
+                tex = load_texture(el.texture_path)
+                sx, sy = float(p["texture_size_x"]), float(p["texture_size_y"])
+                uv_of = (lambda q, sx=sx, sy=sy: np.column_stack([q[:, 0] / sx, q[:, 1] / sy])) if tex else None
+                self._add(NODE_WORLD, horizontal_rect(p["x_min"], p["x_max"], p["y_min"], p["y_max"], p["z"],
+                                                      WHITE if tex else p["color"], cull=_cull_of(p["cull_face"]),
+                                                      uv_of=uv_of, texture=tex))
+            elif isinstance(el, VerticalPlane):
+                self._add(NODE_WORLD, self._vertical_plane(el))
+            elif isinstance(el, ElevationMap):
+                self._add(NODE_WORLD, self._elevation_map(el))
+            elif isinstance(el, OccupancyGrid):
+                g = el.grid
+                rects = occupied_rectangles(g.occupancy > OCCUPANCY_THRESHOLD).astype(np.float64)
+                if len(rects):
+                    xy = np.column_stack([g.x_min + rects[:, 0] * g.resolution, g.x_min + rects[:, 1] * g.resolution,
+                                          g.y_min + rects[:, 2] * g.resolution, g.y_min + rects[:, 3] * g.resolution])
+                    self._add(NODE_WORLD, flat_part(box_triangles(xy, 0.0, OCCUPANCY_HEIGHT), OCCUPANCY_COLOR))
+            elif isinstance(el, GroundGrid) and ground_grids:
+                self._ground_grid(el)
+            elif isinstance(el, PointCloud):
+                x, y, z, yaw, pitch, roll = p["pose_3d"]
+                r = rot_ypr(yaw, pitch, roll)[0]
+                pts = np.asarray(el.points, dtype=np.float64) @ r.T + np.array([x, y, z])
+                self._add(NODE_WORLD, point_part(pts, POINTCLOUD_COLOR, float(p["points_size"])))
+        for m in self.world.markers:
+            pts = np.asarray(m.points, dtype=np.float64).reshape(-1, 3)
+            if len(pts) >= 2:
+                self._add(NODE_WORLD, line_part(np.stack([pts[:-1], pts[1:]], axis=1), m.color))
+
+    def _vertical_plane(self, el: Any) -> MeshPart | None:
+        p = el.params
+        tex = load_texture(el.texture_path)
+        (ax, ay), (bx, by) = el.p0, el.p1
+        length = el.length
+        ux, uy = (bx - ax) / length, (by - ay) / length
+        base, sx, sy = float(p["z"]), float(p["texture_size_x"]), float(p["texture_size_y"])
+
+        def uv_of(q: np.ndarray) -> np.ndarray:
+            return np.column_stack([((q[:, 0] - ax) * ux + (q[:, 1] - ay) * uy) / sx, (q[:, 2] - base) / sy])
+
+        tris = [prism_triangles(piece.polygon, piece.z_min, piece.z_max) for piece in el.segments()]
+        if not tris:
+            return None
+        return flat_part(np.concatenate(tris), WHITE if tex else p["color"], cull="back",
+                         uv_of=uv_of if tex else None, texture=tex)
+
+    def _elevation_map(self, el: Any) -> MeshPart:
+        p = el.params
+        tex = load_texture(el.texture_path)
+        uv_of = None
+        if tex is not None:
+            rows, cols = el.heights.shape
+            ex = float(p["texture_extension_x"]) or (rows - 1) * el.resolution
+            ey = float(p["texture_extension_y"]) or (cols - 1) * el.resolution
+            ang = math.radians(float(p["texture_image_rotate"]))
+            c, s = math.cos(ang), math.sin(ang)
+            x0, y0 = el.corner_min_x, el.corner_min_y
+
+            def uv_of(q: np.ndarray) -> np.ndarray:
+                u, v = (q[:, 0] - x0) / ex - 0.5, (q[:, 1] - y0) / ey - 0.5
+                return np.column_stack([c * u - s * v + 0.5, s * u + c * v + 0.5])
+
+        return height_field(el.heights, el.corner_min_x, el.corner_min_y, el.resolution,
+                            WHITE if tex else p["mesh_color"], uv_of=uv_of, texture=tex)
+
+    def _ground_grid(self, el: Any) -> None:
+        p = el.params
+        step = float(p["interval"])
+        xs = np.arange(math.ceil(p["x_min"] / step), math.floor(p["x_max"] / step) + 1) * step
+        ys = np.arange(math.ceil(p["y_min"] / step), math.floor(p["y_max"] / step) + 1) * step
+        segs = [((x, p["y_min"], GRID_LIFT), (x, p["y_max"], GRID_LIFT)) for x in xs]
+        segs += [((p["x_min"], y, GRID_LIFT), (p["x_max"], y, GRID_LIFT)) for y in ys]
+        if not segs:
+            return
+        part = line_part(np.array(segs, dtype=np.float64), p["color"], float(p["line_width"]))
+        focus = str(p["floating_focus"]) or (next(iter(self.world.vehicles), "") if p["floating"] else "")
+        if p["floating"] and focus in self.world.vehicles:
+            node = self._new_node(f"ground_grid:{focus}")
+            self._floating.append((node, focus, step))
+            self._add(node, part)
+        else:
+            self._add(NODE_WORLD, part)
+
+    def _build_vehicles(self) -> None:
+        vehicles = list(self.physics.vehicles) if self.physics is not None else list(self.world.vehicles.values())
+        self._vehicles = vehicles
+        self._vehicle_nodes = np.array([self._new_node(f"vehicle:{v.name}") for v in vehicles], dtype=np.int64)
+        for v, node in zip(vehicles, self._vehicle_nodes, strict=True):
+            parts = self._visual_parts(v.visuals, f"vehicle '{v.name}'")
+            if not parts:
+                ch = v.chassis
+                parts = [prism(np.asarray(ch.footprint, dtype=np.float64), float(ch.zmin), float(ch.zmax), ch.color)]
+            for part in parts:
+                self._add(int(node), part)
+        wheel_nodes, veh_of, mount = [], [], []
+        for k, v in enumerate(vehicles):
+            for w in v.wheels:
+                node = self._new_node(f"wheel:{v.name}/{w.name}")
+                wheel_nodes.append(node)
+                veh_of.append(k)
+                mount.append((w.x, w.y, 0.5 * w.diameter, w.yaw))
+                parts = self._visual_parts(w.visuals, f"wheel '{v.name}/{w.name}'")
+                if not parts:
+                    parts = [wheel_cylinder(w.diameter, w.width, w.color)]
+                for part in parts:
+                    self._add(node, part)
+        self._wheel_nodes = np.array(wheel_nodes, dtype=np.int64)
+        self._wheel_vehicle = np.array(veh_of, dtype=np.int64)
+        self._wheel_mount = np.array(mount, dtype=np.float64).reshape(-1, 4)
+
+    def _build_blocks(self) -> None:
+        blocks = list(self.world.blocks.values())
+        self._blocks = blocks
+        self._block_nodes = np.array([self._new_node(f"block:{b.name}") for b in blocks], dtype=np.int64)
+        dyn = list(self.physics.dynamic_blocks) if self.physics is not None else []
+        row = {name: i for i, name in enumerate(dyn)}
+        self._dynamic_names = dyn
+        self._dynamic_rows = np.array([i for i, b in enumerate(blocks) if b.name in row], dtype=np.int64)
+        for b, node in zip(blocks, self._block_nodes, strict=True):
+            parts = self._visual_parts(b.visuals, f"block '{b.name}'")
+            if not parts:
+                parts = [self._block_shape(b)]
+            for part in parts:
+                self._add(int(node), part)
+
+    @staticmethod
+    def _block_shape(b: Any) -> MeshPart:
+        color = b.params["color"]
+        g = b.geometry
+        if g is not None:
+            d = g.dims
+            if g.type == "sphere":
+                r = float(d["radius"])
+                return sphere(r, (0.0, 0.0, 0.5 * (b.zmin + b.zmax)), color)
+            if g.type == "ramp":
+                return ramp(d["lx"], d["ly"], b.zmax - b.zmin, b.zmin, color)
+            if g.type == "semi_cylinder_bump":
+                return bump(d["lx"], d["ly"], b.zmax - b.zmin, b.zmin, color, int(d.get("vertex_count", 10)))
+        return prism(np.asarray(b.footprint, dtype=np.float64), float(b.zmin), float(b.zmax), color)
+
+    def _build_actors(self) -> None:
+        actors = list(self.world.actors.values())
+        self._actors = actors
+        self._actor_nodes = np.array([self._new_node(f"actor:{a.name}") for a in actors], dtype=np.int64)
+        for a, node in zip(actors, self._actor_nodes, strict=True):
+            parts = self._visual_parts(a.visuals, f"actor '{a.name}'")
+            if not parts:
+                r, h = float(a.params["collision_radius"]), float(a.params["collision_height"])
+                parts = [prism(circle(r, 12), 0.0, h, ACTOR_COLOR)]
+            for part in parts:
+                self._add(int(node), part)
+
+    def _choose_anchors(self) -> None:
+        """Node anchors (the centre of each node's local geometry, rounded to 1 m) and the scene origin (the centre of
+        everything in the world frame, rounded): packed vertices are stored relative to their node's anchor and node
+        translations relative to the origin, so float32 keeps sub-millimetre precision even for geometry written in
+        large world coordinates (UTM maps, ``<walls>`` blocks whose footprint is in world coordinates)."""
+        self.anchors = np.zeros((self.n_nodes, 3))
+        self.origin = np.zeros(3)
+        lo = np.full((self.n_nodes, 3), np.inf)
+        hi = np.full((self.n_nodes, 3), -np.inf)
+        for node, p in self.parts:
+            q = np.asarray(p.positions, dtype=np.float64)
+            if len(q):
+                lo[node] = np.minimum(lo[node], q.min(axis=0))
+                hi[node] = np.maximum(hi[node], q.max(axis=0))
+        has = np.isfinite(lo[:, 0])
+        self.anchors[has] = np.round(0.5 * (lo[has] + hi[has]))
+        self.anchors[NODE_WORLD] = 0.0
+        tf = self.node_transforms()  # origin 0 for now: the anchors' world positions
+        others = has.copy()
+        others[NODE_WORLD] = False
+        pts = [tf[others, :, 3]]
+        if has[NODE_WORLD]:
+            pts += [lo[NODE_WORLD][None], hi[NODE_WORLD][None]]
+        allp = np.concatenate(pts)
+        if len(allp) == 0:
+            return
+        c = np.round(0.5 * (allp.min(axis=0) + allp.max(axis=0)))
+        self.origin = c
+        self.anchors[NODE_WORLD] = c
+
+    # ------------------------------------------------------------------ packing
+    def pack(self) -> PackedScene:
+        """Every part in shared arrays, grouped into draw calls (see :class:`PackedScene`)."""
+        def key(item: tuple[int, MeshPart]) -> tuple:
+            _, p = item
+            return (PRIMITIVES.index(p.primitive), CULL_MODES.index(p.cull), id(p.texture) if p.texture else 0,
+                    p.size, p.lit)
+
+        items = sorted(self.parts, key=key)
+        pos, nrm, col, uv, node, idx = [], [], [], [], [], []
+        draws: list[Draw] = []
+        base = 0
+        first = 0
+        for node_i, p in items:
+            q = np.asarray(p.positions, dtype=np.float64) - self.anchors[node_i]
+            pos.append(q.astype(np.float32))
+            nrm.append(np.asarray(p.normals, dtype=np.float32))
+            col.append(np.asarray(p.colors, dtype=np.uint8))
+            uv.append(np.asarray(p.uv, dtype=np.float32) if p.uv is not None else np.zeros((len(q), 2), np.float32))
+            node.append(np.full(len(q), node_i, dtype=np.float32))
+            idx.append(np.asarray(p.indices, dtype=np.uint32) + np.uint32(base))
+            count = int(p.indices.size)
+            last = draws[-1] if draws else None
+            if (last is not None and last.primitive == p.primitive and last.cull == p.cull
+                    and last.texture is p.texture and last.size == p.size and last.lit == p.lit):
+                draws[-1] = Draw(last.primitive, last.cull, last.texture, last.size, last.lit, last.first,
+                                 last.count + count)
+            else:
+                draws.append(Draw(p.primitive, p.cull, p.texture, p.size, p.lit, first, count))
+            base += len(q)
+            first += count
+
+        def cat(chunks: list[np.ndarray], shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+            return np.ascontiguousarray(np.concatenate(chunks)) if chunks else np.zeros(shape, dtype)
+
+        return PackedScene(cat(pos, (0, 3), np.float32), cat(nrm, (0, 3), np.float32), cat(col, (0, 4), np.uint8),
+                           cat(uv, (0, 2), np.float32), cat(node, (0,), np.float32), cat(idx, (0,), np.uint32),
+                           draws)
+
+    # ------------------------------------------------------------------ poses
+    def node_transforms(self) -> np.ndarray:
+        """(n_nodes, 3, 4) float64 ``[R | R·anchor + t − origin]`` of every node now, what a renderer uploads: it maps
+        packed vertices (node frame minus the node's anchor) to the world frame minus the origin."""
+        out = self.node_poses()
+        out[:, :, 3] += np.einsum("nij,nj->ni", out[:, :, :3], self.anchors) - self.origin
+        return out
+
+    def node_poses(self) -> np.ndarray:
+        """(n_nodes, 3, 4) float64 ``[R | t]``: the pose of every node's frame in the world now (m; from the physics
+        when there is one, else from the objects' declared poses)."""
+        out = np.zeros((self.n_nodes, 3, 4))
+        out[:, :, :3] = np.eye(3)
+        ph = self.physics
+        nv = len(self._vehicles)
+        if nv:
+            if ph is not None:
+                st = ph.state
+                vx, vy, vyaw = st[:, 0], st[:, 1], st[:, 2]
+                vz, vp, vr = ph.z, ph.pitch, ph.roll
+            else:
+                poses = np.array([v.pose for v in self._vehicles], dtype=np.float64).reshape(-1, 6)
+                vx, vy, vz, vyaw, vp, vr = poses.T
+            rv = rot_ypr(vyaw, vp, vr)
+            tv = np.column_stack([vx, vy, vz])
+            out[self._vehicle_nodes, :, :3] = rv
+            out[self._vehicle_nodes, :, 3] = tv
+            if len(self._wheel_nodes):
+                m = self._wheel_mount
+                if ph is not None:
+                    wyaw, wphi = ph.wheels.yaw, ph.wheels.phi
+                else:
+                    wyaw, wphi = m[:, 3], np.zeros(len(m))
+                rl = rot_ypr(wyaw, wphi, np.zeros(len(m)))
+                k = self._wheel_vehicle
+                out[self._wheel_nodes, :, :3] = rv[k] @ rl
+                out[self._wheel_nodes, :, 3] = tv[k] + np.einsum("nij,nj->ni", rv[k], m[:, :3])
+        if self._blocks:
+            poses = np.array([b.pose for b in self._blocks], dtype=np.float64).reshape(-1, 6)
+            if ph is not None and len(self._dynamic_rows):
+                st = ph.bodies.read_states(self._dynamic_names)
+                poses[self._dynamic_rows, 0] = st[:, 0]
+                poses[self._dynamic_rows, 1] = st[:, 1]
+                poses[self._dynamic_rows, 3] = st[:, 2]
+            out[self._block_nodes, :, :3] = rot_ypr(poses[:, 3], poses[:, 4], poses[:, 5])
+            out[self._block_nodes, :, 3] = poses[:, :3]
+        if self._actors:
+            poses = np.array([a.pose for a in self._actors], dtype=np.float64).reshape(-1, 6)
+            out[self._actor_nodes, :, :3] = rot_ypr(poses[:, 3], poses[:, 4], poses[:, 5])
+            out[self._actor_nodes, :, 3] = poses[:, :3]
+        for node, focus, step in self._floating:
+            x, y = self.world.vehicles[focus].pose[:2]
+            out[node, :, 3] = (math.floor(x / step) * step, math.floor(y / step) * step, 0.0)
+        return out
+
+    def summary(self) -> str:
+        n_tri = sum(p.indices.size // 3 for _, p in self.parts if p.primitive == "triangles")
+        return f"{self.n_nodes} nodes, {len(self.parts)} parts, {n_tri} triangles"
