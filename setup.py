@@ -46,6 +46,8 @@ setup(
         "networkx>=3",
         "box2d>=2.3.10",
         "numba>=0.60",
+        "pyzmq>=26",  # the ZMQ interface (mvsim_core.comms); imported only when a server or client is used
+        "protobuf>=4.25,<8",  # its messages; the committed *_pb2 code (Debian protoc 3.21) loads on 4.25 .. 7.x
         "PyOpenGL>=3.1.7",  # offscreen camera rendering (EGL/OSMesa); imported only when a camera renders
     ],
     extras_require={"test": ["pytest>=7", "hypothesis>=6", "ruff>=0.5", "pyproj>=3"]},

@@ -3,21 +3,43 @@
 ::
 
     mvsim check WORLD [--seed N] [--allow-shell]
-    mvsim launch WORLD [--headless] [--realtime-factor F] [--duration S] [--seed N] [--allow-shell]
+    mvsim launch WORLD [--headless] [--realtime-factor F] [--duration S] [--port P] [--bind HOST] [--no-server]
+                       [--seed N] [--allow-shell]
+    mvsim server [--port P] [--bind HOST]
+    mvsim node list                                   [--host H] [--port P] [--timeout S]
+    mvsim topic list [--details]                      (same connection options)
+    mvsim topic echo TOPIC [-n N] [--duration S] [--full]
+    mvsim topic hz TOPIC [--duration S] [--window N]
+    mvsim topic pub TOPIC TYPE [FIELDS] [--rate HZ] [--count N] [--wait S]
+    mvsim service call SERVICE TYPE [FIELDS]
 
-User errors (a bad world file, a bad option) print ``file:line: message`` without a traceback and exit with 2.
+``launch`` starts the ZMQ server (127.0.0.1:23700 unless ``--port`` / ``--bind`` say otherwise; when an MVSim server
+already listens there, the world joins it) and serves the world as node ``World``. FIELDS are protobuf text format,
+e.g. ``'objectId: "r1" pose { x: 1 y: 2 z: 0 yaw: 0 pitch: 0 roll: 0 }'``.
+
+User errors (a bad world file, a bad option, no server) print a one-line message without a traceback and exit with 2.
+``topic echo`` / ``topic pub`` exit with 1 when nothing arrived (or no subscriber appeared) in the time given.
+Ctrl-C (SIGINT) and SIGTERM stop every command cleanly (sockets closed, node unregistered).
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
+import queue
+import signal
 import sys
+import threading
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from mvsim_core.errors import MvsimError
+
+DEFAULT_PORT = 23700  # the ZMQ server's port (kept here too so that `check` never imports zmq)
+LOOPBACK = "127.0.0.1"
 
 
 def _add_world_args(p: argparse.ArgumentParser) -> None:
@@ -25,6 +47,20 @@ def _add_world_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the world's random generator (default 0)")
     p.add_argument("--allow-shell", action="store_true",
                    help="let $(cmd) in the world file run shell commands (off by default)")
+
+
+def _add_server_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--port", type=int, default=DEFAULT_PORT,
+                   help=f"TCP port of the ZMQ server (default {DEFAULT_PORT}; 0 = any free port)")
+    p.add_argument("--bind", default=LOOPBACK, metavar="HOST",
+                   help="interface the server listens on (default 127.0.0.1, this machine only; 0.0.0.0 exposes "
+                        "the simulation to the network)")
+
+
+def _add_client_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", default=LOOPBACK, help="host of the MVSim server (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port of the MVSim server (default {DEFAULT_PORT})")
+    p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the server (default 5)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,12 +71,57 @@ def build_parser() -> argparse.ArgumentParser:
                                          "a bad file prints file:line: message and exits 2")
     _add_world_args(check)
 
-    launch = sub.add_parser("launch", help="load a world and run it")
+    launch = sub.add_parser("launch", help="load a world and run it, served on the ZMQ interface")
     _add_world_args(launch)
     launch.add_argument("--headless", action="store_true", help="no window")
     launch.add_argument("--realtime-factor", type=float, default=1.0,
                         help="simulated seconds per wall second (0 = as fast as possible; default 1)")
     launch.add_argument("--duration", type=float, default=None, help="stop after this many simulated seconds")
+    _add_server_args(launch)
+    launch.add_argument("--no-server", action="store_true", help="no ZMQ interface at all")
+
+    server = sub.add_parser("server", help="run a standalone ZMQ comms server until Ctrl-C")
+    _add_server_args(server)
+
+    node = sub.add_parser("node", help="nodes registered with the server")
+    node_sub = node.add_subparsers(dest="action", required=True, metavar="ACTION")
+    node_list = node_sub.add_parser("list", help="print the registered nodes, one per line")
+    _add_client_args(node_list)
+
+    topic = sub.add_parser("topic", help="topics of the server")
+    topic_sub = topic.add_subparsers(dest="action", required=True, metavar="ACTION")
+    t_list = topic_sub.add_parser("list", help="print the topics and their types")
+    t_list.add_argument("--details", action="store_true", help="also the publishers (node and endpoint)")
+    _add_client_args(t_list)
+    t_echo = topic_sub.add_parser("echo", help="print the messages of a topic")
+    t_echo.add_argument("topic")
+    t_echo.add_argument("-n", "--count", type=int, default=0, help="stop after N messages (default: never)")
+    t_echo.add_argument("--duration", type=float, default=None,
+                        help="stop after S wall seconds (exit 1 when no message arrived)")
+    t_echo.add_argument("--full", action="store_true", help="print every value of long arrays")
+    _add_client_args(t_echo)
+    t_hz = topic_sub.add_parser("hz", help="measure the rate of a topic (by message stamps and by arrival)")
+    t_hz.add_argument("topic")
+    t_hz.add_argument("--duration", type=float, default=None, help="stop after S wall seconds (default: Ctrl-C)")
+    t_hz.add_argument("--window", type=int, default=1000, help="messages the rate is averaged over (default 1000)")
+    _add_client_args(t_hz)
+    t_pub = topic_sub.add_parser("pub", help="publish a message (protobuf text format) on a topic")
+    t_pub.add_argument("topic")
+    t_pub.add_argument("type", help="full message type, e.g. mvsim_msgs.TimeStampedPose")
+    t_pub.add_argument("fields", nargs="?", default="", help="the message in protobuf text format")
+    t_pub.add_argument("--rate", type=float, default=1.0, help="messages per second (default 1)")
+    t_pub.add_argument("--count", type=int, default=0, help="stop after N messages (default: never)")
+    t_pub.add_argument("--wait", type=float, default=10.0,
+                       help="with --count: seconds to wait for a subscriber before giving up (default 10)")
+    _add_client_args(t_pub)
+
+    service = sub.add_parser("service", help="services of the server")
+    service_sub = service.add_subparsers(dest="action", required=True, metavar="ACTION")
+    s_call = service_sub.add_parser("call", help="call a service and print its answer")
+    s_call.add_argument("service")
+    s_call.add_argument("type", help="full input message type, e.g. mvsim_msgs.SrvGetPose")
+    s_call.add_argument("fields", nargs="?", default="", help="the input in protobuf text format")
+    _add_client_args(s_call)
     return parser
 
 
@@ -48,6 +129,10 @@ def _load(args: argparse.Namespace):
     from mvsim_core.loader import load_world
 
     return load_world(args.world, seed=args.seed, allow_shell=args.allow_shell)
+
+
+def _err(text: str) -> None:
+    print(f"mvsim: {text}", file=sys.stderr, flush=True)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -58,20 +143,92 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------- launch / server
+def _check_port(port: int) -> None:
+    if not 0 <= port <= 65535:
+        raise MvsimError(f"--port must be in 0..65535 (got {port})")
+
+
+def _announce_bind(bind: str, endpoint: str) -> None:
+    if bind not in (LOOPBACK, "localhost", "::1"):
+        _err(f"WARNING: the ZMQ server listens on {endpoint}, reachable from other machines: anyone who can reach "
+             f"this port can read the sensors, move or teleport the vehicles and shut the simulation down")
+
+
+def _start_comms(world: Any, args: argparse.Namespace) -> tuple[Any, Any]:
+    """Start the server (or join the one already on the port) and serve ``world``; (server or None, WorldComms)."""
+    from mvsim_core.comms import Client, CommsError, Server, WorldComms
+
+    _ = world.physics  # build the physics (and warn about unsimulated sensors) before clients can see the world
+    server = Server(args.port, args.bind)
+    try:
+        server.start()
+        _announce_bind(args.bind, server.endpoint)
+        host = LOOPBACK if args.bind in ("0.0.0.0", "*") else args.bind
+        port = server.port
+        _err(f"ZMQ server listening on {server.endpoint}")
+    except CommsError as e:
+        host = LOOPBACK if args.bind in ("0.0.0.0", "*") else args.bind
+        port = args.port
+        probe = Client("mvsim-launch-probe", host, port, timeout=1.0)
+        try:
+            probe.connect(register=False)
+            probe.list_nodes()
+        except CommsError:
+            raise MvsimError(f"{e} (or use --no-server)") from None
+        finally:
+            probe.shutdown()
+        server = None
+        _err(f"joining the MVSim server already running on tcp://{host}:{port}")
+    exposed = args.bind not in (LOOPBACK, "localhost", "::1")
+    node_bind = ("0.0.0.0" if args.bind == "*" else args.bind) if exposed else None  # where others can reach it
+    comms = WorldComms(world, host, port, bind_host=node_bind, timeout=10.0)
+    try:
+        comms.attach()
+    except BaseException:
+        if server is not None:
+            server.stop()
+        raise
+    _err(f"world served as node 'World': services set_pose, get_pose, set_controller_twist, shutdown; "
+         f"{len(comms.sensor_topics) + len(comms.pose_topics)} topics")
+    return server, comms
+
+
 def cmd_launch(args: argparse.Namespace) -> int:
     if args.realtime_factor < 0:
         raise MvsimError("--realtime-factor must be >= 0 (0 = as fast as possible)")
     if args.duration is not None and args.duration < 0:
         raise MvsimError("--duration must be >= 0 simulated seconds")
+    _check_port(args.port)
     world = _load(args)
     headless = args.headless or not os.environ.get("DISPLAY")
     if not headless:
         print("mvsim: the 3D viewer is not part of this build yet; running headless", file=sys.stderr)
-    return run_paced(world, args.realtime_factor, args.duration)
+    server = comms = None
+    try:
+        if not args.no_server:
+            server, comms = _start_comms(world, args)
+        stop = comms.shutdown_requested if comms is not None else None
+        code = run_paced(world, args.realtime_factor, args.duration, stop=stop)
+        if stop is not None and stop.is_set():
+            _err("shutdown requested by a client")
+        return code
+    finally:
+        if comms is not None:
+            comms.close()
+        if server is not None:
+            server.stop()
+        for v in world.vehicles.values():  # flush and close the CSV loggers
+            if getattr(v, "logger", None) is not None:
+                v.logger.close()
 
 
-def run_paced(world, realtime_factor: float, duration: float | None, out=None) -> int:
-    """Step ``world`` keeping simulated time at ``realtime_factor`` × wall time, with a one-line live status."""
+def run_paced(world, realtime_factor: float, duration: float | None, out=None,
+              stop: threading.Event | None = None) -> int:
+    """Step ``world`` keeping simulated time at ``realtime_factor`` × wall time, with a one-line live status.
+
+    Stops after ``duration`` simulated seconds, on Ctrl-C, or when ``stop`` is set.
+    """
     out = out or sys.stdout
     tty = out.isatty()
     dt = world.timestep
@@ -80,6 +237,8 @@ def run_paced(world, realtime_factor: float, duration: float | None, out=None) -
     last_status = 0.0
     try:
         while duration is None or world.time < t0_sim + duration - 1e-12:
+            if stop is not None and stop.is_set():
+                break
             if realtime_factor > 0:
                 target = t0_sim + (time.perf_counter() - t0_wall) * realtime_factor
                 if world.time + dt > target:
@@ -108,18 +267,241 @@ def _status(world, wall: float, sim: float, tty: bool, out) -> None:
     out.flush()
 
 
+def cmd_server(args: argparse.Namespace) -> int:
+    from mvsim_core.comms import Server
+
+    _check_port(args.port)
+    server = Server(args.port, args.bind).start()
+    try:
+        _announce_bind(args.bind, server.endpoint)
+        print(f"mvsim server: listening on {server.endpoint}; Ctrl-C to stop", flush=True)
+        while not server.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    print(f"mvsim server: stopped after {server.requests} requests", flush=True)
+    return 0
+
+
+# ---------------------------------------------------------------------- client tools
+def _client(args: argparse.Namespace, what: str, register: bool = False):
+    from mvsim_core.comms.client import Client, default_node_name
+
+    _check_port(args.port)
+    if args.timeout <= 0:
+        raise MvsimError("--timeout must be > 0 seconds")
+    return Client(default_node_name(f"mvsim-cli-{what}"), args.host, args.port,
+                  timeout=args.timeout).connect(register=register)
+
+
+def cmd_node(args: argparse.Namespace) -> int:
+    c = _client(args, "node")
+    try:
+        for n in c.list_nodes():
+            print(n)
+    finally:
+        c.shutdown()
+    return 0
+
+
+def cmd_topic_list(args: argparse.Namespace) -> int:
+    c = _client(args, "topic")
+    try:
+        topics = c.list_topics()
+    finally:
+        c.shutdown()
+    width = max((len(t.topicName) for t in topics), default=0)
+    for t in topics:
+        print(f"{t.topicName:<{width}}  {t.topicType or '(no publisher yet)'}")
+        if args.details:
+            for node, ep in zip(t.publisherName, t.publisherEndpoint, strict=False):
+                print(f"    publisher: {node} at {ep}")
+            if not t.publisherName:
+                print("    publisher: none")
+    return 0
+
+
+def _subscribe_queue(c: Any, topic: str) -> queue.Queue:
+    q: queue.Queue = queue.Queue(maxsize=10000)
+
+    def on_message(type_name: str, payload: bytes) -> None:
+        try:
+            q.put_nowait((time.monotonic(), type_name, payload))
+        except queue.Full:
+            pass
+
+    c.subscribe(topic, on_message)
+    if not any(t.topicName == topic and t.publisherName for t in c.list_topics(topic)):
+        _err(f"topic '{topic}' has no publisher yet; waiting for one")
+    return q
+
+
+def _deadline(duration: float | None) -> float:
+    if duration is not None and duration <= 0:
+        raise MvsimError("--duration must be > 0 seconds")
+    return math.inf if duration is None else time.monotonic() + duration
+
+
+def cmd_topic_echo(args: argparse.Namespace) -> int:
+    from mvsim_core.comms.errors import CommsError
+    from mvsim_core.comms.framing import decode_payload
+    from mvsim_core.comms.tools import format_message
+
+    end = _deadline(args.duration)
+    c = _client(args, "echo")
+    n = 0
+    try:
+        q = _subscribe_queue(c, args.topic)
+        while time.monotonic() < end and not (args.count and n >= args.count):
+            try:
+                _, type_name, payload = q.get(timeout=min(0.2, max(0.0, end - time.monotonic())))
+            except queue.Empty:
+                continue
+            n += 1
+            print(f"--- #{n} {args.topic} [{type_name}] {len(payload)} bytes")
+            try:
+                print(format_message(decode_payload(type_name, payload), full=args.full))
+            except CommsError as e:
+                print(f"(cannot decode: {e})")
+            sys.stdout.flush()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        c.shutdown()
+    if n == 0 and args.duration is not None:
+        _err(f"no message on '{args.topic}' within {args.duration:g} s")
+        return 1
+    return 0
+
+
+def cmd_topic_hz(args: argparse.Namespace) -> int:
+    from mvsim_core.comms.errors import CommsError
+    from mvsim_core.comms.framing import decode_payload
+    from mvsim_core.comms.tools import RateMeter, message_stamp
+
+    if args.window < 2:
+        raise MvsimError("--window must be >= 2 messages")
+    end = _deadline(args.duration)
+    meter = RateMeter(args.window)
+    c = _client(args, "hz")
+    next_print = time.monotonic() + 1.0
+    try:
+        q = _subscribe_queue(c, args.topic)
+        while time.monotonic() < end:
+            try:
+                t, type_name, payload = q.get(timeout=0.1)
+                try:
+                    stamp = message_stamp(decode_payload(type_name, payload))
+                except CommsError:
+                    stamp = None
+                meter.add(t, stamp)
+            except queue.Empty:
+                pass
+            if time.monotonic() >= next_print:
+                next_print += 1.0
+                print(meter.line(args.topic) if meter.count else f"{args.topic}: no messages yet", flush=True)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        c.shutdown()
+    print(f"average: {meter.line(args.topic)}", flush=True)
+    return 0 if meter.count else 1
+
+
+def cmd_topic_pub(args: argparse.Namespace) -> int:
+    from mvsim_core.comms.proto import message_class
+    from mvsim_core.comms.tools import message_from_text
+
+    if args.rate <= 0:
+        raise MvsimError("--rate must be > 0 messages per second")
+    if args.count < 0:
+        raise MvsimError("--count must be >= 0")
+    msg = message_from_text(args.type, args.fields)
+    c = _client(args, "pub", register=True)
+    sent = 0
+    try:
+        c.advertise_topic(args.topic, message_class(args.type))
+        wait_end = time.monotonic() + args.wait
+        period = 1.0 / args.rate
+        next_t = time.monotonic()
+        waiting_said = False
+        while not (args.count and sent >= args.count):
+            if not c.has_subscribers(args.topic):
+                if args.count and time.monotonic() > wait_end:
+                    _err(f"no subscriber on '{args.topic}' within {args.wait:g} s; published {sent} of "
+                         f"{args.count}")
+                    return 1
+                if not waiting_said:
+                    _err(f"waiting for a subscriber on '{args.topic}'")
+                    waiting_said = True
+                time.sleep(0.02)
+                continue
+            if c.publish(args.topic, msg):
+                sent += 1
+                print(f"published #{sent} on {args.topic} [{args.type}]", flush=True)
+            next_t += period
+            time.sleep(max(0.0, next_t - time.monotonic()))
+        time.sleep(0.2)  # let the last message leave before the socket closes
+    except KeyboardInterrupt:
+        pass
+    finally:
+        c.shutdown()
+    return 0
+
+
+def cmd_service_call(args: argparse.Namespace) -> int:
+    from mvsim_core.comms.tools import format_message, message_from_text
+
+    req = message_from_text(args.type, args.fields)
+    c = _client(args, "service")
+    try:
+        ans = c.call_service(args.service, req)
+    finally:
+        c.shutdown()
+    print(f"[{ans.DESCRIPTOR.full_name}]")
+    print(format_message(ans))
+    return 0
+
+
+# ---------------------------------------------------------------------- entry point
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+_COMMANDS = {
+    ("check", None): cmd_check,
+    ("launch", None): cmd_launch,
+    ("server", None): cmd_server,
+    ("node", "list"): cmd_node,
+    ("topic", "list"): cmd_topic_list,
+    ("topic", "echo"): cmd_topic_echo,
+    ("topic", "hz"): cmd_topic_hz,
+    ("topic", "pub"): cmd_topic_pub,
+    ("service", "call"): cmd_service_call,
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.ERROR, format="%(levelname)s: %(message)s")
     args = build_parser().parse_args(argv)
+    fn = _COMMANDS.get((args.command, getattr(args, "action", None)))
+    if fn is None:  # pragma: no cover (argparse requires a known command)
+        return 2
+    old_handler = None
+    if args.command != "check" and threading.current_thread() is threading.main_thread():
+        old_handler = signal.signal(signal.SIGTERM, _on_sigterm)  # SIGTERM stops as cleanly as Ctrl-C
     try:
-        if args.command == "check":
-            return cmd_check(args)
-        if args.command == "launch":
-            return cmd_launch(args)
+        return fn(args)
     except MvsimError as e:
         print(str(e), file=sys.stderr)
         return 2
-    return 2  # pragma: no cover (argparse requires a command)
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        if old_handler is not None:
+            signal.signal(signal.SIGTERM, old_handler)
 
 
 if __name__ == "__main__":  # pragma: no cover

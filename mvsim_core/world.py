@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +39,9 @@ class World:
         missing_assets: URI -> reason, for models/textures that could not be had.
         rng: the world's seeded random generator.
         time: simulated seconds since the start.
+        step_guard: a context manager held around every step (the comms layer's lock, so that service calls from
+            other threads never see a half-done step), or None.
+        post_step_hooks: called as ``hook(world)`` after every step, inside ``step_guard`` (topic publishers).
     """
 
     path: Path
@@ -58,6 +63,8 @@ class World:
     warnings: list[str] = field(default_factory=list)
     missing_assets: dict[str, str] = field(default_factory=dict)
     time: float = 0.0
+    step_guard: AbstractContextManager | None = field(default=None, repr=False)
+    post_step_hooks: list[Callable[[World], None]] = field(default_factory=list, repr=False)
     _steps: int = 0
     _physics: Any = field(default=None, repr=False)
     _dt: float | None = field(default=None, repr=False)
@@ -93,11 +100,14 @@ class World:
         Raises:
             SimulationError: a body became NaN/inf or ran away (the message names it and the step).
         """
-        if self._dt is None:
-            self._dt = self.timestep
-        self.physics.step(self._dt)
-        self._steps += 1
-        self.time = self._steps * self._dt
+        with self.step_guard or nullcontext():
+            if self._dt is None:
+                self._dt = self.timestep
+            self.physics.step(self._dt)
+            self._steps += 1
+            self.time = self._steps * self._dt
+            for hook in self.post_step_hooks:
+                hook(self)
 
     def run(self, seconds: float) -> None:
         """Advance ``seconds`` of simulated time, in whole steps (rounded to the nearest step count)."""

@@ -1,0 +1,449 @@
+"""The MVSim comms server: a directory of nodes, topics and services (upstream ``mvsim::Server``, wire compatible).
+
+One REP socket, by default on ``tcp://127.0.0.1:23700`` (upstream binds every interface; we bind loopback unless asked).
+Requests and answers (all framed, see :mod:`mvsim_core.comms.framing`):
+
+=========================  =======================================================================================
+RegisterNodeRequest        → RegisterNodeAnswer. A name registered again replaces the old node and its records.
+UnregisterNodeRequest      → GenericAnswer. Drops the node's publishers and services.
+AdvertiseTopicRequest      → GenericAnswer. Adds (node, endpoint) as a publisher; a topic keeps one type.
+AdvertiseServiceRequest    → GenericAnswer. A service keeps one (input, output) type pair; the last offer wins.
+GetServiceInfoRequest      → GetServiceInfoAnswer (endpoint and node of the service).
+ListNodesRequest           → ListNodesAnswer (sorted; ``nodeStartsWith`` filters).
+ListTopicsRequest          → ListTopicsAnswer (sorted; ``topicStartsWith`` filters).
+SubscribeRequest           → SubscribeAnswer; then a TopicInfo (the topic's publishers) goes to the subscriber's
+                             PAIR ``updatesEndpoint`` now and whenever the publishers change; the subscriber answers
+                             each with a GenericAnswer.
+anything else / malformed  → GenericAnswer{success=false, errorMessage}. The server never stops on a bad request.
+=========================  =======================================================================================
+
+Threads: one serves the REP socket; one sends the TopicInfo notifications (so a dead subscriber delays nobody).
+Registries are bounded (:data:`MAX_NODES`, ...) so no sequence of requests makes the server grow without limit.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import zmq
+
+from mvsim_core.comms.errors import CommsError
+from mvsim_core.comms.framing import pack_message, parse_payload, unpack
+from mvsim_core.comms.proto import (
+    AdvertiseServiceRequest_pb2,
+    AdvertiseTopicRequest_pb2,
+    GenericAnswer_pb2,
+    GetServiceInfoAnswer_pb2,
+    GetServiceInfoRequest_pb2,
+    ListNodesAnswer_pb2,
+    ListNodesRequest_pb2,
+    ListTopicsAnswer_pb2,
+    ListTopicsRequest_pb2,
+    RegisterNodeAnswer_pb2,
+    RegisterNodeRequest_pb2,
+    SubscribeAnswer_pb2,
+    SubscribeRequest_pb2,
+    TopicInfo_pb2,
+    UnregisterNodeRequest_pb2,
+)
+
+log = logging.getLogger("mvsim.comms.server")
+
+DEFAULT_PORT = 23700
+"""Upstream's port of the server's REP socket (``MVSIM_PORTNO_MAIN_REP``)."""
+LOOPBACK = "127.0.0.1"
+
+MAX_NODES = 4096
+MAX_TOPICS = 4096
+MAX_SERVICES = 4096
+MAX_SUBSCRIBERS_PER_TOPIC = 256
+MAX_NAME = 1024
+"""Longest node / topic / service / type name or endpoint accepted (characters)."""
+MAX_REQUEST_BYTES = 1 << 20
+"""Largest request frame: bigger ones make ZMQ drop the sender's connection (no message in the protocol is this big)."""
+NOTIFY_TIMEOUT_MS = 2000
+"""How long the notifier waits for a subscriber to take and acknowledge a TopicInfo."""
+_MAX_NOTIFY_QUEUE = 1024
+_MAX_NOTIFY_SOCKETS = 256
+
+_ENDPOINT = re.compile(r"tcp://[A-Za-z0-9_.:\-\[\]*]+:\d{1,5}|ipc://[^\x00-\x1f]+")
+
+
+@dataclass
+class TopicRecord:
+    """A topic: its type ("" while only subscribers know it), publishers (node -> endpoint) and subscribers'
+    update endpoints (an ordered set)."""
+
+    name: str
+    type_name: str = ""
+    publishers: dict[str, str] = field(default_factory=dict)
+    subscribers: dict[str, None] = field(default_factory=dict)
+
+
+@dataclass
+class ServiceRecord:
+    """A service: input and output message types, the REP endpoint serving it and the node offering it."""
+
+    name: str
+    input_type: str
+    output_type: str
+    endpoint: str
+    node: str
+
+
+class _Reject(Exception):
+    """A request that is well formed but refused; its message goes back as ``errorMessage``."""
+
+
+def _check_name(what: str, value: str, *, empty_ok: bool = False) -> str:
+    if not value and not empty_ok:
+        raise _Reject(f"{what} must not be empty")
+    if len(value) > MAX_NAME:
+        raise _Reject(f"{what} is {len(value)} characters long; the limit is {MAX_NAME}")
+    if any(ord(c) < 0x20 for c in value):
+        raise _Reject(f"{what} {value[:64]!r} contains control characters")
+    return value
+
+
+def _check_endpoint(value: str) -> str:
+    _check_name("endpoint", value)
+    if _ENDPOINT.fullmatch(value) is None:
+        raise _Reject(f"endpoint {value[:64]!r} is not tcp://HOST:PORT or ipc://PATH")
+    return value
+
+
+class Server:
+    """The comms server (see the module docstring for the protocol).
+
+    Args:
+        port: TCP port of the REP socket (0 = an ephemeral port; see :attr:`port` after :meth:`start`).
+        bind_host: interface to bind; ``127.0.0.1`` (default) keeps the server private to this machine, ``0.0.0.0``
+            (or ``*``) exposes it to the network: anyone who reaches it can drive and stop the simulation.
+
+    Use as a context manager, or :meth:`start` / :meth:`stop`.
+    """
+
+    def __init__(self, port: int = DEFAULT_PORT, bind_host: str = LOOPBACK) -> None:
+        if not 0 <= int(port) <= 65535:
+            raise CommsError(f"port {port} out of range 0..65535")
+        self.bind_host = "*" if bind_host in ("*", "0.0.0.0") else bind_host
+        self.port = int(port)
+        self.nodes: dict[str, None] = {}
+        self.topics: dict[str, TopicRecord] = {}
+        self.services: dict[str, ServiceRecord] = {}
+        self.requests = 0
+        """Requests answered so far."""
+        self.errors = 0
+        """Requests answered with an error."""
+        self._ctx: zmq.Context | None = None
+        self._rep: zmq.Socket | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._notifier: threading.Thread | None = None
+        self._notify_q: queue.Queue[tuple[str, bytes] | None] = queue.Queue(_MAX_NOTIFY_QUEUE)
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ life cycle
+    @property
+    def endpoint(self) -> str:
+        """``tcp://HOST:PORT`` the server listens on (valid after :meth:`start`)."""
+        host = "0.0.0.0" if self.bind_host == "*" else self.bind_host
+        return f"tcp://{host}:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> Server:
+        """Bind the REP socket (in the calling thread, so a busy port raises here) and start serving.
+
+        Raises:
+            CommsError: the address cannot be bound (port in use, unknown interface).
+        """
+        if self._thread is not None:
+            raise CommsError("server already started")
+        self._ctx = zmq.Context()
+        rep = self._ctx.socket(zmq.REP)
+        rep.setsockopt(zmq.LINGER, 0)
+        rep.setsockopt(zmq.MAXMSGSIZE, MAX_REQUEST_BYTES)
+        addr = f"tcp://{self.bind_host}:{self.port if self.port else '*'}"
+        try:
+            rep.bind(addr)
+        except zmq.ZMQError as e:
+            rep.close()
+            self._ctx.term()
+            self._ctx = None
+            where = addr.replace("*:", "0.0.0.0:")
+            raise CommsError(f"cannot listen on {where}: {os.strerror(e.errno)}; is another MVSim server running "
+                             f"there? choose another port with --port") from None
+        self.port = int(rep.getsockopt_string(zmq.LAST_ENDPOINT).rsplit(":", 1)[1])
+        self._rep = rep
+        self._stop.clear()
+        self._notifier = threading.Thread(target=self._notify_loop, name="mvsim-server-notify", daemon=True)
+        self._notifier.start()
+        self._thread = threading.Thread(target=self._serve, name="mvsim-server", daemon=True)
+        self._thread.start()
+        log.info("server listening on %s", self.endpoint)
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop serving, close every socket (idempotent)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+        if self._notifier is not None:
+            try:
+                self._notify_q.put_nowait(None)
+            except queue.Full:
+                pass
+        if self._ctx is not None:
+            self._ctx.term()  # blocking calls in the notifier return ETERM; returns once every socket is closed
+        if self._notifier is not None:
+            self._notifier.join(timeout)
+        self._thread = self._notifier = None
+        self._ctx = self._rep = None
+
+    def __enter__(self) -> Server:
+        return self if self.running else self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the server stops (or ``timeout`` s pass); True when it stopped."""
+        return self._stop.wait(timeout)
+
+    # ------------------------------------------------------------------ serving
+    def _serve(self) -> None:
+        rep = self._rep
+        assert rep is not None
+        poller = zmq.Poller()
+        poller.register(rep, zmq.POLLIN)
+        try:
+            while not self._stop.is_set():
+                if not poller.poll(100):
+                    continue
+                parts = rep.recv_multipart(copy=True)
+                if len(parts) != 1:
+                    reply = self._error(f"expected one frame per request, got {len(parts)}")
+                else:
+                    reply = self.handle(parts[0])
+                rep.send(reply)
+        except zmq.ZMQError as e:  # context terminated while stopping, or a socket failure
+            if not self._stop.is_set():
+                log.error("server socket failed: %s", e)
+        finally:
+            rep.close(linger=0)
+
+    def handle(self, frame: bytes) -> bytes:
+        """The framed answer to one framed request. Never raises."""
+        self.requests += 1
+        try:
+            type_name, payload = unpack(frame)
+            handler = self._HANDLERS.get(type_name)
+            if handler is None:
+                raise _Reject(f"unknown request type {type_name}; the server answers "
+                              f"{', '.join(sorted(self._HANDLERS))}")
+            cls, fn = handler
+            req = parse_payload(type_name, payload, cls)
+            with self._lock:
+                return pack_message(fn(self, req))
+        except (_Reject, CommsError) as e:
+            return self._error(str(e))
+        except Exception as e:  # the server must survive anything a client sends
+            log.exception("unexpected error answering a request")
+            return self._error(f"internal error: {type(e).__name__}: {e}")
+
+    def _error(self, message: str) -> bytes:
+        self.errors += 1
+        log.debug("request refused: %s", message)
+        return pack_message(GenericAnswer_pb2.GenericAnswer(success=False, errorMessage=message))
+
+    # ------------------------------------------------------------------ handlers (called with self._lock held)
+    def _register(self, m: RegisterNodeRequest_pb2.RegisterNodeRequest) -> RegisterNodeAnswer_pb2.RegisterNodeAnswer:
+        name = _check_name("nodeName", m.nodeName)
+        self._remove_node(name)  # the same node reconnecting: forget its old records
+        if len(self.nodes) >= MAX_NODES:
+            return RegisterNodeAnswer_pb2.RegisterNodeAnswer(
+                success=False, errorMessage=f"too many nodes registered ({MAX_NODES})")
+        self.nodes[name] = None
+        log.debug("node '%s' registered", name)
+        return RegisterNodeAnswer_pb2.RegisterNodeAnswer(success=True)
+
+    def _unregister(self, m: UnregisterNodeRequest_pb2.UnregisterNodeRequest) -> GenericAnswer_pb2.GenericAnswer:
+        self._remove_node(m.nodeName)
+        return GenericAnswer_pb2.GenericAnswer(success=True)
+
+    def _remove_node(self, name: str) -> None:
+        self.nodes.pop(name, None)
+        for t in list(self.topics.values()):
+            if t.publishers.pop(name, None) is not None:
+                self._notify_subscribers(t)
+            if not t.publishers and not t.subscribers:
+                del self.topics[t.name]
+        for s in [s for s in self.services.values() if s.node == name]:
+            del self.services[s.name]
+
+    def _advertise_topic(self, m: AdvertiseTopicRequest_pb2.AdvertiseTopicRequest) -> GenericAnswer_pb2.GenericAnswer:
+        topic = _check_name("topicName", m.topicName)
+        type_name = _check_name("topicTypeName", m.topicTypeName)
+        endpoint = _check_endpoint(m.endpoint)
+        node = _check_name("nodeName", m.nodeName)
+        t = self.topics.get(topic)
+        if t is None:
+            if len(self.topics) >= MAX_TOPICS:
+                raise _Reject(f"too many topics ({MAX_TOPICS})")
+            t = self.topics[topic] = TopicRecord(topic)
+        if t.type_name and t.type_name != type_name:
+            raise _Reject(f"Trying to register topic `{topic}` [{type_name}] but already known with type "
+                          f"[{t.type_name}]")
+        t.type_name = type_name
+        t.publishers[node] = endpoint
+        log.debug("topic '%s' [%s] published by '%s' at %s", topic, type_name, node, endpoint)
+        self._notify_subscribers(t)
+        return GenericAnswer_pb2.GenericAnswer(success=True)
+
+    def _advertise_service(self, m: AdvertiseServiceRequest_pb2.AdvertiseServiceRequest
+                           ) -> GenericAnswer_pb2.GenericAnswer:
+        name = _check_name("serviceName", m.serviceName)
+        tin = _check_name("inputTypeName", m.inputTypeName)
+        tout = _check_name("outputTypeName", m.outputTypeName)
+        endpoint = _check_endpoint(m.endpoint)
+        node = _check_name("nodeName", m.nodeName)
+        old = self.services.get(name)
+        if old is not None and (old.input_type, old.output_type) != (tin, tout):
+            raise _Reject(f"Trying to register service `{name}` [{tin}->{tout}] but already known with types "
+                          f"[{old.input_type}->{old.output_type}]")
+        if old is None and len(self.services) >= MAX_SERVICES:
+            raise _Reject(f"too many services ({MAX_SERVICES})")
+        self.services[name] = ServiceRecord(name, tin, tout, endpoint, node)
+        log.debug("service '%s' [%s->%s] offered by '%s' at %s", name, tin, tout, node, endpoint)
+        return GenericAnswer_pb2.GenericAnswer(success=True)
+
+    def _service_info(self, m: GetServiceInfoRequest_pb2.GetServiceInfoRequest
+                      ) -> GetServiceInfoAnswer_pb2.GetServiceInfoAnswer:
+        s = self.services.get(m.serviceName)
+        if s is None:
+            return GetServiceInfoAnswer_pb2.GetServiceInfoAnswer(
+                success=False, errorMessage=f"Could not find service `{m.serviceName[:MAX_NAME]}`")
+        return GetServiceInfoAnswer_pb2.GetServiceInfoAnswer(success=True, serviceEndpoint=s.endpoint,
+                                                             serviceNodeName=s.node)
+
+    def _list_nodes(self, m: ListNodesRequest_pb2.ListNodesRequest) -> ListNodesAnswer_pb2.ListNodesAnswer:
+        prefix = m.nodeStartsWith
+        return ListNodesAnswer_pb2.ListNodesAnswer(nodes=sorted(n for n in self.nodes if n.startswith(prefix)))
+
+    def _list_topics(self, m: ListTopicsRequest_pb2.ListTopicsRequest) -> ListTopicsAnswer_pb2.ListTopicsAnswer:
+        prefix = m.topicStartsWith
+        ans = ListTopicsAnswer_pb2.ListTopicsAnswer()
+        for name in sorted(self.topics):
+            if name.startswith(prefix):
+                ans.topics.append(self._topic_info(self.topics[name]))
+        return ans
+
+    def _subscribe(self, m: SubscribeRequest_pb2.SubscribeRequest) -> SubscribeAnswer_pb2.SubscribeAnswer:
+        topic = _check_name("topic", m.topic)
+        try:
+            endpoint = _check_endpoint(m.updatesEndpoint)
+        except _Reject as e:
+            log.warning("subscription to '%s' refused: %s", topic[:64], e)
+            self.errors += 1
+            return SubscribeAnswer_pb2.SubscribeAnswer(topic=topic, success=False)
+        t = self.topics.get(topic)
+        if t is None:
+            if len(self.topics) >= MAX_TOPICS:
+                raise _Reject(f"too many topics ({MAX_TOPICS})")
+            t = self.topics[topic] = TopicRecord(topic)
+        if endpoint not in t.subscribers:
+            if len(t.subscribers) >= MAX_SUBSCRIBERS_PER_TOPIC:
+                t.subscribers.pop(next(iter(t.subscribers)))  # forget the oldest
+            t.subscribers[endpoint] = None
+        self._queue_notification(endpoint, t)
+        return SubscribeAnswer_pb2.SubscribeAnswer(topic=topic, success=True)
+
+    _HANDLERS = {
+        "mvsim_msgs.RegisterNodeRequest": (RegisterNodeRequest_pb2.RegisterNodeRequest, _register),
+        "mvsim_msgs.UnregisterNodeRequest": (UnregisterNodeRequest_pb2.UnregisterNodeRequest, _unregister),
+        "mvsim_msgs.AdvertiseTopicRequest": (AdvertiseTopicRequest_pb2.AdvertiseTopicRequest, _advertise_topic),
+        "mvsim_msgs.AdvertiseServiceRequest": (AdvertiseServiceRequest_pb2.AdvertiseServiceRequest,
+                                               _advertise_service),
+        "mvsim_msgs.GetServiceInfoRequest": (GetServiceInfoRequest_pb2.GetServiceInfoRequest, _service_info),
+        "mvsim_msgs.ListNodesRequest": (ListNodesRequest_pb2.ListNodesRequest, _list_nodes),
+        "mvsim_msgs.ListTopicsRequest": (ListTopicsRequest_pb2.ListTopicsRequest, _list_topics),
+        "mvsim_msgs.SubscribeRequest": (SubscribeRequest_pb2.SubscribeRequest, _subscribe),
+    }
+
+    # ------------------------------------------------------------------ topic-update notifications
+    @staticmethod
+    def _topic_info(t: TopicRecord) -> TopicInfo_pb2.TopicInfo:
+        return TopicInfo_pb2.TopicInfo(topicName=t.name, topicType=t.type_name,
+                                       publisherEndpoint=list(t.publishers.values()),
+                                       publisherName=list(t.publishers))
+
+    def _notify_subscribers(self, t: TopicRecord) -> None:
+        for ep in t.subscribers:
+            self._queue_notification(ep, t)
+
+    def _queue_notification(self, endpoint: str, t: TopicRecord) -> None:
+        try:
+            self._notify_q.put_nowait((endpoint, pack_message(self._topic_info(t))))
+        except queue.Full:
+            log.warning("topic-update queue full; %s misses an update of '%s'", endpoint, t.name)
+
+    def _notify_loop(self) -> None:
+        """Send queued TopicInfo frames, each to its subscriber's PAIR socket, and take the acknowledgement.
+
+        One connected PAIR socket per subscriber endpoint is kept (a PAIR peer accepts one connection at a time, so
+        reconnecting for every update could be refused); a subscriber that does not acknowledge in time loses its
+        socket (it is made again for the next update)."""
+        ctx = self._ctx
+        assert ctx is not None
+        socks: OrderedDict[str, zmq.Socket] = OrderedDict()
+        try:
+            while not self._stop.is_set():
+                try:
+                    item = self._notify_q.get(timeout=0.2)
+                except queue.Empty:
+                    continue
+                if item is None:
+                    break
+                endpoint, frame = item
+                s = socks.pop(endpoint, None)
+                if s is None:
+                    s = ctx.socket(zmq.PAIR)
+                    s.setsockopt(zmq.LINGER, 0)
+                    s.setsockopt(zmq.SNDTIMEO, NOTIFY_TIMEOUT_MS)
+                    s.setsockopt(zmq.RCVTIMEO, NOTIFY_TIMEOUT_MS)
+                    s.setsockopt(zmq.MAXMSGSIZE, 1 << 16)
+                    try:
+                        s.connect(endpoint)
+                    except zmq.ZMQError as e:
+                        log.warning("cannot reach subscriber at %s: %s", endpoint, e)
+                        s.close()
+                        continue
+                try:
+                    while s.poll(0):  # late acknowledgements of earlier updates
+                        s.recv()
+                    s.send(frame)
+                    s.recv()  # the acknowledgement (a GenericAnswer); its content does not matter
+                except zmq.ZMQError as e:
+                    if self._stop.is_set():
+                        s.close()
+                        break
+                    log.warning("subscriber at %s did not take a topic update: %s", endpoint, e)
+                    s.close()
+                    continue
+                socks[endpoint] = s
+                while len(socks) > _MAX_NOTIFY_SOCKETS:
+                    socks.popitem(last=False)[1].close()
+        except zmq.ZMQError:
+            pass
+        finally:
+            for s in socks.values():
+                s.close(linger=0)
