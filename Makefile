@@ -3,13 +3,16 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 WORLD  ?= worlds/demo.world.xml
 
-.PHONY: setup run test lint bench clean
+.PHONY: setup run ros test lint bench clean
 
 setup:
 	@bash scripts/setup.sh
 
 run: setup
 	@$(VENV)/bin/mvsim launch $(WORLD)
+
+ros: setup  # the same world as a ROS 2 node (topics, tf, /clock); ROS 2 comes from .venv or a sourced install
+	@$(VENV)/bin/mvsim_node --ros-args -p world_file:=$(WORLD)
 
 test: setup
 	@$(PY) -m pytest -q $(PYTEST_ARGS)

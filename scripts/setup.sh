@@ -9,7 +9,9 @@ STAMP="$VENV/.setup-stamp"
 PY=${PYTHON:-python3}
 APT_LIST=scripts/apt-packages.txt
 
-inputs_hash() { cat setup.py package.xml scripts/setup.sh "$APT_LIST" 2>/dev/null | sha256sum | cut -c1-16; }
+inputs_hash() {
+  { cat setup.py package.xml scripts/setup.sh scripts/setup_ros.sh "$APT_LIST"; find scripts/ros_interfaces -type f | sort | xargs cat;
+    echo "ROS_DISTRO=${ROS_DISTRO:-} MVSIM_SKIP_ROS=${MVSIM_SKIP_ROS:-0}"; } 2>/dev/null | sha256sum | cut -c1-16; }
 want=$(inputs_hash)
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ] && [ -x "$VENV/bin/python" ]; then
   exit 0
@@ -42,5 +44,7 @@ fi
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e ".[test]"
+# ROS 2 for the bridge node: the system's when sourced, else PyPI wheels + generated tf2_msgs/ackermann_msgs
+VENV="$VENV" bash scripts/setup_ros.sh
 inputs_hash > "$STAMP"
 echo "setup: done ($("$VENV/bin/python" --version))"

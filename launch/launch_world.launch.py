@@ -1,0 +1,78 @@
+"""Launch an MVSim world: the ``mvsim_node`` bridge (node name ``mvsim``) and, unless ``use_rviz:=false``, RViz.
+
+    ros2 launch mvsim_ros2 launch_world.launch.py world_file:=/path/to/my.world.xml
+
+Arguments (upstream's, plus ours): world_file (required), headless, do_fake_localization, publish_tf_odom2baselink,
+force_publish_vehicle_namespace, publish_log_topics, use_rviz, rviz_config_file, rviz_vehicle, realtime_factor,
+disable_sim_time_clock, lockstep, use_sim_time, params_file (a YAML of more node parameters, e.g.
+config/mvsim_params.yaml).
+
+Without launch (same node, same parameters)::
+
+    mvsim_node --ros-args -p world_file:=/path/to/my.world.xml -p headless:=true
+"""
+
+from __future__ import annotations
+
+import os
+
+from ament_index_python.packages import get_package_share_directory
+from launch.actions import DeclareLaunchArgument
+from launch.conditions import IfCondition
+from launch.substitutions import LaunchConfiguration, PythonExpression
+from launch_ros.actions import Node
+
+from launch import LaunchDescription
+
+# (name, default, description): the node parameters this launch file exposes as arguments
+NODE_ARGUMENTS = (
+    ("headless", "False", "run without the 3D viewer"),
+    ("do_fake_localization", "True", "publish map->odom, amcl_pose and particlecloud from the ground truth"),
+    ("publish_tf_odom2baselink", "True", "publish odom->base_link on tf"),
+    ("force_publish_vehicle_namespace", "False", "prefix topics with <vehicle>/ even for a single vehicle"),
+    ("publish_log_topics", "False", "publish the CSV-logger columns as Float64 topics"),
+    ("realtime_factor", "1.0", "simulated seconds per wall second (0 = as fast as possible)"),
+    ("disable_sim_time_clock", "False", "wall-clock stamps and no /clock"),
+    ("lockstep", "False", "advance time only through the ~/step service"),
+    ("use_sim_time", "False", "accepted by the node; RViz follows /clock when true"),
+)
+
+
+def generate_launch_description() -> LaunchDescription:
+    share = get_package_share_directory("mvsim_ros2")
+    args = [
+        DeclareLaunchArgument("world_file", description="world file (.world.xml) to simulate"),
+        *(DeclareLaunchArgument(name, default_value=default, description=desc)
+          for name, default, desc in NODE_ARGUMENTS),
+        DeclareLaunchArgument("use_rviz", default_value="True", description="start RViz"),
+        DeclareLaunchArgument("rviz_config_file", default_value=os.path.join(share, "rviz", "mvsim.rviz"),
+                              description="RViz configuration"),
+        DeclareLaunchArgument("rviz_vehicle", default_value="",
+                              description="with several vehicles: whose <V>/tf and <V>/tf_static RViz shows"),
+        DeclareLaunchArgument("params_file", default_value=os.path.join(share, "config", "mvsim_params.yaml"),
+                              description="YAML file with more parameters of the mvsim node"),
+    ]
+    params = {"world_file": LaunchConfiguration("world_file")}
+    params.update({name: LaunchConfiguration(name) for name, _, _ in NODE_ARGUMENTS})
+    mvsim = Node(
+        package="mvsim_ros2",
+        executable="mvsim_node",
+        name="mvsim",
+        output="screen",
+        emulate_tty=True,
+        parameters=[LaunchConfiguration("params_file"), params],
+    )
+    use_rviz = LaunchConfiguration("use_rviz")
+    vehicle = LaunchConfiguration("rviz_vehicle")
+    rviz_common = {
+        "package": "rviz2",
+        "executable": "rviz2",
+        "name": "rviz2",
+        "arguments": ["-d", LaunchConfiguration("rviz_config_file")],
+        "parameters": [{"use_sim_time": PythonExpression(["not ", LaunchConfiguration("disable_sim_time_clock")])}],
+    }
+    rviz = Node(**rviz_common, condition=IfCondition(PythonExpression([use_rviz, " and '", vehicle, "' == ''"])))
+    rviz_vehicle = Node(  # RViz's tf listener reads /tf: point it at one vehicle's <V>/tf
+        **rviz_common, condition=IfCondition(PythonExpression([use_rviz, " and '", vehicle, "' != ''"])),
+        remappings=[("/tf", ["/", vehicle, "/tf"]), ("/tf_static", ["/", vehicle, "/tf_static"])])
+    return LaunchDescription([*args, mvsim, rviz, rviz_vehicle])

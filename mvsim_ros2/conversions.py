@@ -1,0 +1,441 @@
+"""mvsim_core values → ROS 2 messages. Pure functions: no node, no publishing, no global state.
+
+Conventions:
+
+* Stamps are simulated seconds (``float``) turned into ``builtin_interfaces/Time`` by :func:`stamp_msg`; the node
+  passes wall-clock seconds instead when ``disable_sim_time_clock`` is set.
+* Poses are mvsim's ``(x, y, z, yaw, pitch, roll)`` tuples (m, rad, R = Rz(yaw)·Ry(pitch)·Rx(roll)); quaternions are
+  ``(x, y, z, w)`` as in ROS.
+* Large arrays go into messages with one memory copy: numpy → ``array.array`` through the buffer protocol, assigned
+  through the generated setter's ``array.array`` fast path (messages built with ``check_fields=True``, which is what
+  enables that path; the default path would copy element by element, ~1 ms for a VGA image).
+* REP 117 for ranges (no return = ``+inf``), REP 118 for depth images (32FC1 metres with NaN = no return, 16UC1
+  millimetres with 0 = no return), REP 145 for IMU covariances (``orientation_covariance[0] = -1`` = no orientation).
+"""
+
+from __future__ import annotations
+
+import array
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import (
+    Point,
+    Point32,
+    Polygon,
+    Pose,
+    PoseArray,
+    PoseWithCovarianceStamped,
+    Quaternion,
+    TransformStamped,
+    Vector3,
+)
+from nav_msgs.msg import MapMetaData, OccupancyGrid, Odometry
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import CameraInfo, Image, Imu, LaserScan, NavSatFix, NavSatStatus, PointCloud2, PointField
+from std_msgs.msg import ColorRGBA, Header
+from visualization_msgs.msg import Marker, MarkerArray
+
+Pose6 = Sequence[float]
+"""(x, y, z, yaw, pitch, roll): m, rad."""
+
+DEPTH_ENCODINGS = ("32FC1", "16UC1")
+"""Depth image encodings the node can publish (REP 118 metres, or millimetres)."""
+
+MAP_UNKNOWN_BAND = 0.01
+"""Occupancy probabilities within this distance of 0.5 are published as unknown (-1)."""
+
+
+# ---------------------------------------------------------------------- small pieces
+def stamp_msg(t: float) -> Time:
+    """``builtin_interfaces/Time`` of ``t`` seconds (≥ 0), rounded to the nanosecond."""
+    return set_stamp(Time(), t)
+
+
+def set_stamp(stamp: Time, t: float) -> Time:
+    """Write ``t`` seconds into an existing ``builtin_interfaces/Time`` (in place; returned)."""
+    ns = int(round(t * 1e9))
+    stamp.sec, stamp.nanosec = ns // 1_000_000_000, ns % 1_000_000_000
+    return stamp
+
+
+def stamp_seconds(stamp: Time) -> float:
+    """Seconds of a ``builtin_interfaces/Time``."""
+    return stamp.sec + stamp.nanosec * 1e-9
+
+
+def header(frame: str, t: float) -> Header:
+    return Header(stamp=stamp_msg(t), frame_id=frame)
+
+
+def quaternion_ypr(yaw: float, pitch: float, roll: float) -> tuple[float, float, float, float]:
+    """Quaternion (x, y, z, w) of R = Rz(yaw)·Ry(pitch)·Rx(roll) (rad)."""
+    cy, sy = math.cos(0.5 * yaw), math.sin(0.5 * yaw)
+    cp, sp = math.cos(0.5 * pitch), math.sin(0.5 * pitch)
+    cr, sr = math.cos(0.5 * roll), math.sin(0.5 * roll)
+    return (sr * cp * cy - cr * sp * sy,
+            cr * sp * cy + sr * cp * sy,
+            cr * cp * sy - sr * sp * cy,
+            cr * cp * cy + sr * sp * sy)
+
+
+def quaternion_msg(yaw: float, pitch: float = 0.0, roll: float = 0.0) -> Quaternion:
+    x, y, z, w = quaternion_ypr(yaw, pitch, roll)
+    return Quaternion(x=x, y=y, z=z, w=w)
+
+
+def pose_msg(p: Pose6) -> Pose:
+    """``geometry_msgs/Pose`` of an mvsim pose (x, y, z, yaw, pitch, roll)."""
+    return set_pose(Pose(), p)
+
+
+def set_pose(msg: Pose, p: Pose6) -> Pose:
+    """Write an mvsim pose into an existing ``geometry_msgs/Pose`` (in place; returned)."""
+    pos, q = msg.position, msg.orientation
+    pos.x, pos.y, pos.z = float(p[0]), float(p[1]), float(p[2])
+    q.x, q.y, q.z, q.w = quaternion_ypr(float(p[3]), float(p[4]), float(p[5]))
+    return msg
+
+
+def pose2d(x: float, y: float, yaw: float) -> tuple[float, float, float, float, float, float]:
+    """The 6-D pose of a planar pose (z = pitch = roll = 0)."""
+    return (float(x), float(y), 0.0, float(yaw), 0.0, 0.0)
+
+
+def compose2d(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]:
+    """SE(2) composition a ⊕ b of (x, y, yaw) poses."""
+    c, s = math.cos(a[2]), math.sin(a[2])
+    return (a[0] + c * b[0] - s * b[1], a[1] + s * b[0] + c * b[1], _wrap(a[2] + b[2]))
+
+
+def inverse2d(a: Sequence[float]) -> tuple[float, float, float]:
+    """SE(2) inverse ⊖a of an (x, y, yaw) pose."""
+    c, s = math.cos(a[2]), math.sin(a[2])
+    return (-c * a[0] - s * a[1], s * a[0] - c * a[1], -a[2])
+
+
+def _wrap(a: float) -> float:
+    return (a + math.pi) % (2.0 * math.pi) - math.pi
+
+
+def transform_msg(parent: str, child: str, p: Pose6, t: float) -> TransformStamped:
+    """``TransformStamped`` placing frame ``child`` at pose ``p`` (x, y, z, yaw, pitch, roll) in ``parent``."""
+    return set_transform(TransformStamped(header=Header(frame_id=parent), child_frame_id=child), p, t)
+
+
+def set_transform(msg: TransformStamped, p: Pose6, t: float) -> TransformStamped:
+    """Write pose ``p`` and stamp ``t`` into an existing ``TransformStamped`` (frames kept; in place; returned)."""
+    set_stamp(msg.header.stamp, t)
+    tr, q = msg.transform.translation, msg.transform.rotation
+    tr.x, tr.y, tr.z = float(p[0]), float(p[1]), float(p[2])
+    q.x, q.y, q.z, q.w = quaternion_ypr(float(p[3]), float(p[4]), float(p[5]))
+    return msg
+
+
+def transform_matrix_msg(parent: str, child: str, rot: np.ndarray, pos: Sequence[float], t: float) -> TransformStamped:
+    """``TransformStamped`` of a frame given by its rotation matrix (columns = axes in ``parent``) and origin (m)."""
+    tf = TransformStamped(header=header(parent, t), child_frame_id=child)
+    tf.transform.translation = Vector3(x=float(pos[0]), y=float(pos[1]), z=float(pos[2]))
+    x, y, z, w = quaternion_from_matrix(rot)
+    tf.transform.rotation = Quaternion(x=x, y=y, z=z, w=w)
+    return tf
+
+
+def quaternion_from_matrix(r: np.ndarray) -> tuple[float, float, float, float]:
+    """Quaternion (x, y, z, w), w ≥ 0, of a 3×3 rotation matrix (Shepperd's method)."""
+    r = np.asarray(r, dtype=float)
+    tr = r[0, 0] + r[1, 1] + r[2, 2]
+    if tr > 0.0:
+        s = 2.0 * math.sqrt(tr + 1.0)
+        q = ((r[2, 1] - r[1, 2]) / s, (r[0, 2] - r[2, 0]) / s, (r[1, 0] - r[0, 1]) / s, 0.25 * s)
+    elif r[0, 0] > r[1, 1] and r[0, 0] > r[2, 2]:
+        s = 2.0 * math.sqrt(1.0 + r[0, 0] - r[1, 1] - r[2, 2])
+        q = (0.25 * s, (r[0, 1] + r[1, 0]) / s, (r[0, 2] + r[2, 0]) / s, (r[2, 1] - r[1, 2]) / s)
+    elif r[1, 1] > r[2, 2]:
+        s = 2.0 * math.sqrt(1.0 + r[1, 1] - r[0, 0] - r[2, 2])
+        q = ((r[0, 1] + r[1, 0]) / s, 0.25 * s, (r[1, 2] + r[2, 1]) / s, (r[0, 2] - r[2, 0]) / s)
+    else:
+        s = 2.0 * math.sqrt(1.0 + r[2, 2] - r[0, 0] - r[1, 1])
+        q = ((r[0, 2] + r[2, 0]) / s, (r[1, 2] + r[2, 1]) / s, 0.25 * s, (r[1, 0] - r[0, 1]) / s)
+    if q[3] < 0.0:
+        q = (-q[0], -q[1], -q[2], -q[3])
+    return (float(q[0]), float(q[1]), float(q[2]), float(q[3]))
+
+
+def as_array(typecode: str, values: np.ndarray) -> array.array:
+    """``array.array(typecode)`` holding the bytes of a C-contiguous numpy array (one memcpy)."""
+    out = array.array(typecode)
+    out.frombytes(np.ascontiguousarray(values).reshape(-1).view(np.uint8))
+    return out
+
+
+def clock_msg(t: float) -> Clock:
+    """``rosgraph_msgs/Clock`` at ``t`` simulated seconds."""
+    return Clock(clock=stamp_msg(t))
+
+
+# ---------------------------------------------------------------------- vehicles
+def odometry_msg(frame: str, child: str, pose: Pose6, twist: Sequence[float], t: float) -> Odometry:
+    """``nav_msgs/Odometry``: ``pose`` (x, y, z, yaw, pitch, roll) of ``child`` in ``frame``; ``twist`` (vx, vy, ωz)
+    in ``child`` (m/s, m/s, rad/s). Covariances are left zero (exact values)."""
+    return set_odometry(Odometry(header=Header(frame_id=frame), child_frame_id=child), pose, twist, t)
+
+
+def set_odometry(msg: Odometry, pose: Pose6, twist: Sequence[float], t: float) -> Odometry:
+    """Write pose, twist and stamp into an existing ``Odometry`` (frames kept; in place; returned)."""
+    set_stamp(msg.header.stamp, t)
+    set_pose(msg.pose.pose, pose)
+    lin, ang = msg.twist.twist.linear, msg.twist.twist.angular
+    lin.x, lin.y = float(twist[0]), float(twist[1])
+    ang.z = float(twist[2])
+    return msg
+
+
+def pose_with_covariance_msg(frame: str, pose: Pose6, t: float) -> PoseWithCovarianceStamped:
+    """``PoseWithCovarianceStamped`` with zero covariance (fake localization: the exact pose)."""
+    msg = PoseWithCovarianceStamped(header=header(frame, t))
+    set_pose(msg.pose.pose, pose)
+    return msg
+
+
+def pose_array_msg(frame: str, poses: Sequence[Pose6], t: float) -> PoseArray:
+    """``PoseArray`` (the fake localization's one-particle ``particlecloud``)."""
+    return PoseArray(header=header(frame, t), poses=[pose_msg(p) for p in poses])
+
+
+def polygon_msg(footprint: np.ndarray) -> Polygon:
+    """``geometry_msgs/Polygon`` of a footprint (P×2, m, vehicle frame), z = 0."""
+    return Polygon(points=[Point32(x=float(x), y=float(y), z=0.0) for x, y in np.asarray(footprint).reshape(-1, 2)])
+
+
+def _rgba(color: Sequence[int] | None, default: tuple[float, float, float, float]) -> ColorRGBA:
+    if color is None:
+        r, g, b, a = default
+    else:
+        c = list(color) + [255] * (4 - len(color))
+        r, g, b, a = (v / 255.0 for v in c[:4])
+    return ColorRGBA(r=float(r), g=float(g), b=float(b), a=float(a))
+
+
+def _loop(points: np.ndarray) -> list[Point]:
+    pts = [Point(x=float(x), y=float(y), z=0.0) for x, y in points]
+    return pts + pts[:1]
+
+
+def chassis_markers_msg(frame: str, footprint: np.ndarray, wheels: Sequence[Any], t: float) -> MarkerArray:
+    """``MarkerArray`` outlining a vehicle in ``frame`` (its base_link): marker 0 is the chassis footprint
+    (LINE_STRIP, namespace ``mvsim.chassis_shape``, 5 cm lines, light grey), markers 1..N the wheels (rectangles
+    diameter × width, namespace ``mvsim.chassis_shape.wheel<i>``, the wheel colour) posed at each wheel's (x, y, yaw),
+    steering included. ``wheels`` are objects with ``x, y, yaw, diameter, width, color`` (m, rad, RGBA 0-255)."""
+    hdr = header(frame, t)
+    out = MarkerArray()
+    body = Marker(header=hdr, ns="mvsim.chassis_shape", id=0, type=Marker.LINE_STRIP, action=Marker.ADD)
+    body.pose.orientation.w = 1.0
+    body.scale.x = 0.05
+    body.color = ColorRGBA(r=0.9, g=0.9, b=0.9, a=1.0)
+    body.points = _loop(np.asarray(footprint, dtype=float).reshape(-1, 2))
+    out.markers.append(body)
+    for i, w in enumerate(wheels):
+        m = Marker(header=hdr, ns=f"mvsim.chassis_shape.wheel{i + 1}", id=i + 1, type=Marker.LINE_STRIP,
+                   action=Marker.ADD)
+        m.pose = pose_msg((w.x, w.y, 0.0, w.yaw, 0.0, 0.0))
+        m.scale.x = 0.02
+        m.color = _rgba(getattr(w, "color", None), (0.2, 0.2, 0.2, 1.0))
+        hl, hw = 0.5 * w.diameter, 0.5 * w.width
+        m.points = _loop(np.array([[-hl, -hw], [hl, -hw], [hl, hw], [-hl, hw]]))
+        out.markers.append(m)
+    return out
+
+
+# ---------------------------------------------------------------------- maps
+def occupancy_grid_msg(grid: Any, frame: str, t: float) -> OccupancyGrid:
+    """``nav_msgs/OccupancyGrid`` of a :class:`mvsim_core.io.grid_map.GridMap` (occupancy probability per cell, row 0
+    at the smallest y, as in ROS): ``100·p`` rounded, −1 where p is 0.5 ± :data:`MAP_UNKNOWN_BAND` (unknown).
+    The origin is the outer corner (x_min, y_min) of cell (0, 0), in ``frame``."""
+    occ = np.asarray(grid.occupancy, dtype=np.float32)
+    data = np.rint(np.clip(occ, 0.0, 1.0) * 100.0).astype(np.int8)
+    data[np.abs(occ - 0.5) <= MAP_UNKNOWN_BAND] = -1
+    msg = OccupancyGrid(header=header(frame, t), info=map_metadata_msg(grid, t), check_fields=True)
+    msg.data = as_array("b", data)
+    return msg
+
+
+def map_metadata_msg(grid: Any, t: float) -> MapMetaData:
+    """``nav_msgs/MapMetaData`` of a GridMap (resolution m/cell, size in cells, origin at its (x_min, y_min))."""
+    info = MapMetaData(map_load_time=stamp_msg(t), resolution=float(grid.resolution), width=int(grid.nx),
+                       height=int(grid.ny))
+    info.origin = pose_msg((grid.x_min, grid.y_min, 0.0, 0.0, 0.0, 0.0))
+    return info
+
+
+# ---------------------------------------------------------------------- sensors
+def laser_scan_msg(obs: Any, t: float, *, scan_time: float = 0.0, range_min: float = 0.0) -> LaserScan:
+    """``sensor_msgs/LaserScan`` of a 2D scan (:class:`mvsim_core.sensors.lidar2d.LaserScan`).
+
+    angle_min/max/increment are those of the rays (CCW, rad, sensor frame ``obs.frame``); rays that hit nothing
+    read ``+inf`` (REP 117); ``range_max`` is the sensor's reach; ``scan_time`` its period (s).
+    """
+    ranges = np.asarray(obs.ranges, dtype=np.float32)
+    valid = np.asarray(obs.valid, dtype=bool)
+    if not valid.all():
+        ranges = np.where(valid, ranges, np.float32(np.inf))
+    msg = LaserScan(header=header(obs.frame, t), angle_min=float(obs.angle_min), angle_max=float(obs.angle_max),
+                    angle_increment=float(obs.angle_increment), time_increment=0.0, scan_time=float(scan_time),
+                    range_min=float(range_min), range_max=float(obs.max_range), check_fields=True)
+    msg.ranges = as_array("f", ranges)
+    return msg
+
+
+_XYZ_IR = np.dtype({"names": ["x", "y", "z", "intensity", "ring"],
+                    "formats": [np.float32, np.float32, np.float32, np.float32, np.uint16],
+                    "offsets": [0, 4, 8, 12, 16], "itemsize": 20})
+_XYZ = np.dtype({"names": ["x", "y", "z"], "formats": [np.float32] * 3, "offsets": [0, 4, 8], "itemsize": 12})
+_XYZ_RGB = np.dtype({"names": ["x", "y", "z", "rgb"], "formats": [np.float32, np.float32, np.float32, np.uint32],
+                     "offsets": [0, 4, 8, 12], "itemsize": 16})
+_FIELD_TYPE = {np.dtype(np.float32): PointField.FLOAT32, np.dtype(np.uint16): PointField.UINT16,
+               np.dtype(np.uint32): PointField.FLOAT32}  # packed rgb travels as a FLOAT32 field (PCL convention)
+
+
+def _cloud(frame: str, t: float, rows: np.ndarray) -> PointCloud2:
+    dt = rows.dtype
+    fields = [PointField(name=name, offset=int(dt.fields[name][1]), datatype=_FIELD_TYPE[dt.fields[name][0]],
+                         count=1) for name in dt.names]
+    n = int(rows.shape[0])
+    msg = PointCloud2(header=header(frame, t), height=1, width=n, fields=fields, is_bigendian=False,
+                      point_step=dt.itemsize, row_step=dt.itemsize * n, is_dense=True, check_fields=True)
+    msg.data = as_array("B", rows)
+    return msg
+
+
+def point_cloud_msg(frame: str, t: float, points: np.ndarray, intensity: np.ndarray | None = None,
+                    ring: np.ndarray | None = None) -> PointCloud2:
+    """``sensor_msgs/PointCloud2`` (height 1, little endian, dense) of N points (N×3, m, in ``frame``).
+
+    With ``intensity`` (N float32) and ``ring`` (N uint16) the fields are x, y, z, intensity (FLOAT32) and ring
+    (UINT16) at offsets 0, 4, 8, 12, 16, point_step 20 (the layout of ROS lidar drivers); else x, y, z, point_step 12.
+    """
+    pts = np.asarray(points, dtype=np.float32).reshape(-1, 3)
+    n = pts.shape[0]
+    if intensity is None and ring is None:
+        rows = np.empty(n, dtype=_XYZ)
+    else:
+        rows = np.empty(n, dtype=_XYZ_IR)
+        rows["intensity"] = np.zeros(n, np.float32) if intensity is None else np.asarray(intensity, np.float32)
+        rows["ring"] = np.zeros(n, np.uint16) if ring is None else np.asarray(ring, np.uint16)
+    rows["x"], rows["y"], rows["z"] = pts[:, 0], pts[:, 1], pts[:, 2]
+    return _cloud(frame, t, rows)
+
+
+def lidar3d_cloud_msg(obs: Any, t: float) -> PointCloud2:
+    """PointCloud2 (x, y, z, intensity, ring) of a 3D lidar sweep (:class:`mvsim_core.sensors.lidar3d.PointCloud3D`)
+    in the sensor frame ``obs.frame``."""
+    return point_cloud_msg(obs.frame, t, obs.points, obs.intensity, obs.ring)
+
+
+def colored_cloud_msg(frame: str, t: float, points: np.ndarray, rgb: np.ndarray) -> PointCloud2:
+    """PointCloud2 x, y, z, rgb (rgb packed 0x00RRGGBB in a FLOAT32 field, as PCL) of N points and N×3 uint8."""
+    pts = np.asarray(points, dtype=np.float32).reshape(-1, 3)
+    c = np.asarray(rgb, dtype=np.uint32).reshape(-1, 3)
+    rows = np.empty(pts.shape[0], dtype=_XYZ_RGB)
+    rows["x"], rows["y"], rows["z"] = pts[:, 0], pts[:, 1], pts[:, 2]
+    rows["rgb"] = (c[:, 0] << 16) | (c[:, 1] << 8) | c[:, 2]
+    return _cloud(frame, t, rows)
+
+
+def image_msg(rgb: np.ndarray, frame: str, t: float) -> Image:
+    """``sensor_msgs/Image`` ``rgb8`` of an H×W×3 uint8 image (row 0 at the top)."""
+    img = np.ascontiguousarray(rgb, dtype=np.uint8)
+    h, w = int(img.shape[0]), int(img.shape[1])
+    msg = Image(header=header(frame, t), height=h, width=w, encoding="rgb8", is_bigendian=0, step=3 * w,
+                check_fields=True)
+    msg.data = as_array("B", img)
+    return msg
+
+
+def depth_image_msg(depth: np.ndarray, frame: str, t: float, encoding: str = "32FC1") -> Image:
+    """Depth image (REP 118) of an H×W float32 depth map (m along the optical axis, 0 = no return).
+
+    ``32FC1``: metres, NaN where there is no return. ``16UC1``: millimetres rounded, 0 where there is no return or
+    beyond 65.535 m.
+    """
+    d = np.asarray(depth, dtype=np.float32)
+    h, w = int(d.shape[0]), int(d.shape[1])
+    if encoding == "32FC1":
+        data = np.where(d > 0.0, d, np.float32(np.nan)).astype(np.float32)
+        step = 4 * w
+    elif encoding == "16UC1":
+        mm = np.rint(d * 1000.0)
+        data = np.where((mm > 0) & (mm <= 65535), mm, 0).astype(np.uint16)
+        step = 2 * w
+    else:
+        raise ValueError(f"depth encoding must be one of {', '.join(DEPTH_ENCODINGS)} (got {encoding!r})")
+    msg = Image(header=header(frame, t), height=h, width=w, encoding=encoding, is_bigendian=0, step=step,
+                check_fields=True)
+    msg.data = as_array("B", data)
+    return msg
+
+
+def camera_info_msg(intrinsics: Any, frame: str, t: float) -> CameraInfo:
+    """``sensor_msgs/CameraInfo`` of a pinhole model without distortion (``ncols, nrows, fx, fy, cx, cy``, px).
+
+    K = [fx 0 cx; 0 fy cy; 0 0 1], R = I, P = [fx 0 cx 0; 0 fy cy 0; 0 0 1 0] (a monocular camera: no baseline),
+    distortion ``plumb_bob`` with zero coefficients.
+    """
+    fx, fy, cx, cy = (float(intrinsics.fx), float(intrinsics.fy), float(intrinsics.cx), float(intrinsics.cy))
+    return CameraInfo(header=header(frame, t), height=int(intrinsics.nrows), width=int(intrinsics.ncols),
+                      distortion_model="plumb_bob", d=[0.0] * 5,
+                      k=np.array([fx, 0.0, cx, 0.0, fy, cy, 0.0, 0.0, 1.0]),
+                      r=np.array([1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]),
+                      p=np.array([fx, 0.0, cx, 0.0, 0.0, fy, cy, 0.0, 0.0, 0.0, 1.0, 0.0]))
+
+
+def _diag3(sigma: float) -> np.ndarray:
+    v = float(sigma) ** 2
+    return np.array([v, 0.0, 0.0, 0.0, v, 0.0, 0.0, 0.0, v])
+
+
+def imu_msg(obs: Any, t: float, *, gyro_sigma: float, accel_sigma: float, orientation_sigma: float) -> Imu:
+    """``sensor_msgs/Imu`` of an IMU reading (:class:`mvsim_core.sensors.imu.ImuReading`), sensor frame.
+
+    Covariances are diagonal: σ² of the white noise of each output (rad/s, m/s², rad). Without an orientation
+    (``measure_orientation`` false) the quaternion is identity and ``orientation_covariance[0] = -1`` (REP 145).
+    """
+    msg = Imu(header=header(obs.frame, t))
+    w = np.asarray(obs.angular_velocity, dtype=float)
+    a = np.asarray(obs.linear_acceleration, dtype=float)
+    msg.angular_velocity = Vector3(x=float(w[0]), y=float(w[1]), z=float(w[2]))
+    msg.linear_acceleration = Vector3(x=float(a[0]), y=float(a[1]), z=float(a[2]))
+    msg.angular_velocity_covariance = _diag3(gyro_sigma)
+    msg.linear_acceleration_covariance = _diag3(accel_sigma)
+    if obs.orientation is None:
+        msg.orientation = Quaternion(x=0.0, y=0.0, z=0.0, w=1.0)
+        cov = np.zeros(9)
+        cov[0] = -1.0
+        msg.orientation_covariance = cov
+    else:
+        q = np.asarray(obs.orientation, dtype=float)
+        msg.orientation = Quaternion(x=float(q[0]), y=float(q[1]), z=float(q[2]), w=float(q[3]))
+        msg.orientation_covariance = _diag3(orientation_sigma)
+    return msg
+
+
+GGA_TO_NAVSAT = {0: NavSatStatus.STATUS_NO_FIX, 1: NavSatStatus.STATUS_FIX, 2: NavSatStatus.STATUS_SBAS_FIX,
+                 4: NavSatStatus.STATUS_GBAS_FIX, 5: NavSatStatus.STATUS_GBAS_FIX}
+"""NMEA GGA fix quality → NavSatStatus.status (2 = differential GPS → SBAS/DGPS-augmented fix)."""
+
+
+def nav_sat_fix_msg(obs: Any, t: float) -> NavSatFix:
+    """``sensor_msgs/NavSatFix`` of a GNSS fix (:class:`mvsim_core.sensors.gnss.GnssFix`): latitude, longitude (deg),
+    altitude (m), ENU covariance (m², row-major), status from the GGA fix quality, service GPS."""
+    cov = np.asarray(obs.covariance, dtype=float).reshape(3, 3)
+    diagonal = not np.any(cov - np.diag(np.diag(cov)))
+    status = NavSatStatus(status=GGA_TO_NAVSAT.get(int(getattr(obs, "status", 1)), NavSatStatus.STATUS_FIX),
+                          service=NavSatStatus.SERVICE_GPS)
+    return NavSatFix(header=header(obs.frame, t), status=status, latitude=float(obs.latitude),
+                     longitude=float(obs.longitude), altitude=float(obs.altitude),
+                     position_covariance=np.ascontiguousarray(cov.reshape(9)),
+                     position_covariance_type=(NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN if diagonal
+                                               else NavSatFix.COVARIANCE_TYPE_KNOWN))

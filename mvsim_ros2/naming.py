@@ -1,0 +1,113 @@
+"""Topic and frame names, and the QoS profile of every topic of the bridge node.
+
+Naming (upstream's rule, reference §3.2): with exactly one vehicle, its topics have no prefix (``odom``, ``tf``,
+``laser1``) unless ``force_publish_vehicle_namespace`` is set; otherwise every vehicle topic is ``<V>/<name>``,
+including ``<V>/tf`` and ``<V>/tf_static``. Names are relative, so they resolve under the node's namespace
+(``/r1/odom`` for the default namespace).
+
+Frames are *not* prefixed: each vehicle has its own ``odom``, ``base_link``, ``base_footprint`` and sensor frames on its
+own ``tf`` topic (this is what Nav2 multi-robot setups expect; RViz for robot ``r1`` remaps ``/tf`` to ``/r1/tf``).
+
+Sensor topics and frames (``L`` = the sensor's name in the world file):
+
+=================  ==========================================================  =====================================
+sensor class        topics                                                      frames
+=================  ==========================================================  =====================================
+laser               ``L`` (LaserScan)                                            ``L``
+lidar3d             ``L_points`` (PointCloud2)                                   ``L``
+camera              ``L/image_raw`` (Image), ``L/camera_info``                   ``L`` (optical: z forward, x right)
+rgbd_camera         ``L_rgb/image_raw``, ``L_rgb/camera_info``,                  ``L`` (x forward), ``L_rgb`` and
+                    ``L_depth/image_raw``, ``L_depth/camera_info``,              ``L_depth`` (optical frames)
+                    ``L_points`` (PointCloud2 in ``L_depth``)
+imu                 ``L`` (Imu)                                                  ``L``
+gnss                ``L`` (NavSatFix)                                            ``L``
+=================  ==========================================================  =====================================
+"""
+
+from __future__ import annotations
+
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+ODOM_FRAME = "odom"
+BASE_FRAME = "base_link"
+FOOTPRINT_FRAME = "base_footprint"
+DEFAULT_WORLD_FRAME = "map"
+
+SENSOR_DEPTH = 5
+"""History depth of sensor topics (the depth of SensorDataQoS)."""
+
+
+def vehicle_prefix(vehicle: str, n_vehicles: int, force_namespace: bool) -> str:
+    """``""`` for a lone vehicle (unless forced), else ``"<vehicle>/"``."""
+    return "" if n_vehicles == 1 and not force_namespace else f"{vehicle}/"
+
+
+def sensor_topics(prefix: str, sensor_name: str, sensor_class: str) -> dict[str, str]:
+    """Topic of each output of a sensor: keys ``main`` (laser, imu, gnss), ``points`` (lidar3d, rgbd_camera),
+    ``image``/``info`` (camera), ``rgb_image``/``rgb_info``/``depth_image``/``depth_info`` (rgbd_camera)."""
+    base = f"{prefix}{sensor_name}"
+    if sensor_class == "lidar3d":
+        return {"points": f"{base}_points"}
+    if sensor_class == "camera":
+        return {"image": f"{base}/image_raw", "info": f"{base}/camera_info"}
+    if sensor_class == "rgbd_camera":
+        return {"rgb_image": f"{base}_rgb/image_raw", "rgb_info": f"{base}_rgb/camera_info",
+                "depth_image": f"{base}_depth/image_raw", "depth_info": f"{base}_depth/camera_info",
+                "points": f"{base}_points"}
+    return {"main": base}
+
+
+def rgbd_frames(sensor_name: str) -> tuple[str, str]:
+    """(rgb optical frame, depth optical frame) of an RGB-D camera."""
+    return f"{sensor_name}_rgb", f"{sensor_name}_depth"
+
+
+# ---------------------------------------------------------------------- QoS
+def _profile(depth: int, *, reliable: bool = True, transient_local: bool = False) -> QoSProfile:
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST,
+        depth=depth,
+        reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL if transient_local else DurabilityPolicy.VOLATILE,
+    )
+
+
+def qos_state(history_len: int) -> QoSProfile:
+    """odom, base_pose_ground_truth, collision, log topics: reliable, volatile, depth ``publisher_history_len``."""
+    return _profile(max(1, history_len))
+
+
+def qos_sensor() -> QoSProfile:
+    """Every sensor topic (scans, clouds, images, IMU, GNSS): reliable, volatile, depth 5.
+
+    A reliable publisher matches both reliable subscribers (RViz's default) and best-effort ones
+    (``SensorDataQoS``: Nav2, SLAM toolbox); large images must be reliable anyway, since Fast DDS drops most
+    fragmented best-effort samples.
+    """
+    return _profile(SENSOR_DEPTH)
+
+
+def qos_tf() -> QoSProfile:
+    """``tf``: tf2's DynamicBroadcasterQoS (reliable, volatile, depth 100)."""
+    return _profile(100)
+
+
+def qos_tf_static() -> QoSProfile:
+    """``tf_static``: tf2's StaticBroadcasterQoS (reliable, transient local, depth 1): one message holds them all."""
+    return _profile(1, transient_local=True)
+
+
+def qos_latched(depth: int = 1) -> QoSProfile:
+    """``simul_map``, ``simul_map_metadata``, ``chassis_polygon``, ``chassis_markers``, ``amcl_pose``: reliable,
+    transient local, so that late subscribers get the last message(s)."""
+    return _profile(max(1, depth), transient_local=True)
+
+
+def qos_clock() -> QoSProfile:
+    """``/clock``: ClockQoS (best effort, volatile, depth 1), what rclpy/rclcpp time sources subscribe with."""
+    return _profile(1, reliable=False)
+
+
+def qos_command() -> QoSProfile:
+    """``cmd_vel`` and ``ackermann_cmd`` subscriptions: reliable, volatile, depth 10 (as upstream)."""
+    return _profile(10)
