@@ -21,8 +21,12 @@ Each part builds its scene, measures, and returns Markdown table rows; ``main`` 
   RGB-D sensor path (``RgbdCamera.sample_batch``: node poses, one shared render of colour + depth, 1 mm noise,
   quantization, clip), the same with the RGB camera 2.5 cm beside the depth camera (two renders), a plain RGB
   camera (``Camera.sample_batch``) and the renderer alone (colour + depth, no noise). Goal: ≥ 30 RGB-D frames/s.
+* ``many_robots`` — ``demo_many_robots.world.xml`` from ``../shared/worlds`` (25 robots, each with a 100-ray 2D lidar
+  at 20 Hz, on an occupancy grid) run as fast as possible: simulated seconds per wall second with the sensors on, and
+  with the scheduler disabled (physics only) for comparison. Goal: ≥ 20 with the lidars (the C++ MVSim ran this world
+  at 0.17 with publishing on, on this kind of machine).
 
-    .venv/bin/python benchmarks/bench_sensors.py [--part lidar2d|lidar3d|camera] [--repeat N] [--seed S]
+    .venv/bin/python benchmarks/bench_sensors.py [--part lidar2d|lidar3d|camera|many_robots] [--repeat N] [--seed S]
 
 Numba runs single-threaded here (``NUMBA_NUM_THREADS=1`` unless the environment sets it); the first run also compiles
 or loads the cached kernels, which is not timed. Rows give the median and the best of the timed calls: the grid kernel
@@ -392,6 +396,35 @@ def part_camera(repeat: int, seed: int) -> list[str]:
     return rows
 
 
+# ---------------------------------------------------------------------------------------------------- many_robots
+MANY_GOAL = 20.0  # simulated s per wall s with the 25 lidars
+MANY_SECONDS = 10.0  # simulated seconds per timed run
+
+
+def part_many_robots(repeat: int, seed: int) -> list[str]:
+    """Rows of the demo_many_robots part (see the module docstring)."""
+    shared = Path(os.environ.get("MVSIM_SHARED_DIR", REPO.parent / "shared"))
+    path = shared / "worlds" / "mvsim_tutorial" / "demo_many_robots.world.xml"
+    rows = []
+    for label, sensors_on in (("25 robots, 25 lidars (100 rays, 20 Hz)", True), ("25 robots, sensors disabled", False)):
+        rates = []
+        for _ in range(max(1, min(repeat, 3))):
+            world = mv.load_world(path, seed=seed)
+            world.run(0.1)  # warm-up: bodies built, kernels compiled or loaded
+            world.physics.sensors.enabled = sensors_on
+            n = round(MANY_SECONDS / world.timestep)
+            t = time.perf_counter()
+            for _ in range(n):
+                world.step()
+            rates.append(n * world.timestep / (time.perf_counter() - t))
+        scans = sum(len(v.sensors) for v in world.vehicles.values())
+        rate = statistics.median(rates)
+        goal = (" ✔" if rate >= MANY_GOAL else f" ✘ (goal {MANY_GOAL:g})") if sensors_on else ""
+        rows.append(f"| {label} | {len(world.vehicles)} | {scans if sensors_on else 0} | "
+                    f"{world.timestep * 1e3:g} | {rate:.1f}{goal} | {max(rates):.1f} |")
+    return rows
+
+
 PARTS: dict[str, tuple[str, Callable[[int, int], list[str]]]] = {
     "lidar2d": ("| 2D lidar, one core | rays per call | ms per call (median) | M rays/s (median) | M rays/s (best) |"
                 "\n|---|---:|---:|---:|---:|",
@@ -402,6 +435,9 @@ PARTS: dict[str, tuple[str, Callable[[int, int], list[str]]]] = {
     "camera": ("| camera, headless OpenGL (Mesa llvmpipe) | image | ms per frame (median) | frames/s (median) | "
                "frames/s (best) |\n|---|---:|---:|---:|---:|",
                part_camera),
+    "many_robots": ("| demo_many_robots, as fast as possible | vehicles | sensors | timestep (ms) | "
+                    "sim-s / wall-s (median) | sim-s / wall-s (best) |\n|---|---:|---:|---:|---:|---:|",
+                    part_many_robots),
 }
 
 
