@@ -26,7 +26,7 @@ def test_demo_world(repo_dir):
     fl = next(x for x in car.wheels if x.name == "fl_wheel")
     assert (fl.x, fl.y) == (2.5, 0.75)
     assert car.dynamics.params["max_steer_ang_deg"] == pytest.approx(math.radians(35))
-    assert car.pose == pytest.approx((10.5, -2.5, 0.0, math.pi, 0.0, 0.0))
+    assert car.pose == pytest.approx((13.0, -4.0, 0.0, math.pi, 0.0, 0.0))
     assert car.chassis.mass == 900.0 and car.chassis.color == (0x20, 0x60, 0xD0, 255)
     assert list(w.blocks) == ["pallet1", "pallet2", "pallet3", "crate"]
     assert [b.pose[0] for b in list(w.blocks.values())[:3]] == pytest.approx([-12.5, -10.9, -9.3])
@@ -40,6 +40,21 @@ def test_demo_world(repo_dir):
     assert my == 1.0 and mx != 1.0 and abs(mx - 1) < 0.05 and abs(myaw - 1) < 0.1
     again = mv.load_world(repo_dir / "worlds/demo.world.xml", seed=0)
     assert again.vehicles["bot1"].odometry_multipliers == bot.odometry_multipliers
+
+
+def test_demo_world_objects_start_clear_of_each_other(repo_dir):
+    """Nothing in the demo world is placed inside a wall or another object: after 2 s with no command, every vehicle
+    and block is where the file puts it and no vehicle ever touched anything."""
+    w = mv.load_world(repo_dir / "worlds/demo.world.xml", seed=0)
+    placed = {n: o.pose for n, o in [*w.vehicles.items(), *w.blocks.items()]}
+    touched = set()
+    for _ in range(400):
+        w.step()
+        touched |= {n for n, v in w.vehicles.items() if v.collision}
+    assert touched == set()
+    for name, obj in [*w.vehicles.items(), *w.blocks.items()]:
+        assert obj.pose[:2] == pytest.approx(placed[name][:2], abs=0.01), name
+        assert obj.pose[3] == pytest.approx(placed[name][3], abs=0.01), name
 
 
 def test_clock_and_auto_timestep(tmp_path):
