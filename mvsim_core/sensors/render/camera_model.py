@@ -77,6 +77,25 @@ def projection_matrix(k: Intrinsics, near: float, far: float, *, zero_to_one: bo
     return p
 
 
+def orthographic_matrix(width: int, height: int, half_height: float, near: float, far: float, *,
+                        zero_to_one: bool) -> np.ndarray:
+    """4×4 orthographic matrix from optical coordinates (m) to clip space, rows flipped like
+    :func:`projection_matrix`: the image is ``2·half_height`` m tall and as wide as ``width``/``height`` says,
+    centred on the optical axis (pixel centres at (W − 1)/2, (H − 1)/2); depth [near, far] along the axis, reversed
+    with ``zero_to_one`` (1 at ``near``, 0 at ``far``) or the classic [−1, 1]."""
+    n, f = float(near), float(far)
+    p = np.eye(4)
+    p[0, 0] = float(height) / (float(width) * half_height)
+    p[1, 1] = 1.0 / half_height
+    if zero_to_one:
+        p[2, 2] = -1.0 / (f - n)
+        p[2, 3] = f / (f - n)
+    else:
+        p[2, 2] = 2.0 / (f - n)
+        p[2, 3] = -(f + n) / (f - n)
+    return p
+
+
 def view_matrix(rot: np.ndarray, pos: np.ndarray, origin: np.ndarray | None = None) -> np.ndarray:
     """4×4 matrix from world coordinates (minus ``origin``) to the optical frame.
 

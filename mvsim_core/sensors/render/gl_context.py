@@ -140,6 +140,21 @@ def available() -> tuple[bool, str]:
     return True, repr(ctx)
 
 
+def external_context(backend: str, make_current: Callable[[], Any], release: Callable[[Any], None],
+                     destroy: Callable[[], None]) -> GLContext:
+    """A :class:`GLContext` around a context made elsewhere (the viewer's window), with its version read and checked.
+
+    ``make_current()`` makes it current and returns what was current before; ``release(saved)`` restores that.
+
+    Raises:
+        RuntimeError: the context is older than :data:`MIN_GL_VERSION`.
+    """
+    ctx = GLContext(backend, make_current, release, destroy)
+    with ctx.bound():
+        _check_version(ctx)
+    return ctx
+
+
 # ---------------------------------------------------------------------------------------------------- backends
 def _platform_loaded() -> str | None:
     """The PyOpenGL platform already chosen in this process (``egl``, ``osmesa``, ``glx``...), or None."""

@@ -1,4 +1,5 @@
-"""Offscreen rendering of a :class:`~.scene_geometry.SceneGeometry`: colour and exact depth images of pinhole cameras.
+"""Offscreen rendering of a :class:`~.scene_geometry.SceneGeometry`: colour and exact depth images of pinhole cameras
+(and, through :meth:`SceneRenderer.render_matrices` and :meth:`SceneRenderer.present`, the desktop viewer's frames).
 
 Importing this module imports OpenGL (through :func:`~.gl_context.get_context`, which picks the platform first); it
 is imported only when a camera renders.
@@ -31,6 +32,7 @@ from __future__ import annotations
 import ctypes
 import math
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -179,15 +181,18 @@ class SceneRenderer:
     Args:
         scene: the geometry (uploaded now).
         lighting: the light (default: from ``scene.world``).
+        context: the OpenGL context to render with (default: the process's offscreen context; the viewer passes its
+            window's).
 
     Raises:
         RenderUnavailableError: no offscreen OpenGL context (see :func:`~.gl_context.get_context`).
     """
 
-    def __init__(self, scene: SceneGeometry, lighting: Lighting | None = None) -> None:
+    def __init__(self, scene: SceneGeometry, lighting: Lighting | None = None, *,
+                 context: GLContext | None = None) -> None:
         self.scene = scene
         self.lighting = lighting if lighting is not None else Lighting.from_world(scene.world)
-        self.ctx = get_context()
+        self.ctx = context if context is not None else get_context()
         from OpenGL import GL
 
         self.GL = GL
@@ -355,10 +360,25 @@ class SceneRenderer:
         Returns:
             The :class:`Frame` (fresh arrays, owned by the caller).
         """
-        GL = self.GL
-        w, h = int(intrinsics.ncols), int(intrinsics.nrows)
         proj = projection_matrix(intrinsics, near, far, zero_to_one=self.reversed_z)
         view = view_matrix(rot, pos, self.scene.origin)
+        return self.render_matrices(view, proj, int(intrinsics.ncols), int(intrinsics.nrows), rgb=rgb, depth=depth)
+
+    def render_matrices(self, view: np.ndarray, proj: np.ndarray, width: int, height: int, *, rgb: bool = True,
+                        depth: bool = True, overlay: Callable[[np.ndarray, np.ndarray], None] | None = None) -> Frame:
+        """Render into the ``width`` × ``height`` framebuffer with explicit matrices, then read back what is asked.
+
+        Args:
+            view: 4×4 world-minus-:attr:`SceneGeometry.origin` → optical frame (x right, y down, z forward, m).
+            proj: 4×4 optical frame → clip space with image rows flipped (row 0 = top, as
+                :func:`~.camera_model.projection_matrix` makes them) and the depth mapping :attr:`reversed_z` says.
+            width, height: image size (px).
+            rgb, depth: which images to read back (neither: the image stays in the framebuffer for :meth:`present`).
+            overlay: called as ``overlay(view, proj)`` after the scene is drawn, with the framebuffer still bound and
+                depth testing on (the viewer draws sensor points, frusta and its status panel there).
+        """
+        GL = self.GL
+        w, h = int(width), int(height)
         with self.ctx.bound():
             fbo = self._target(w, h)
             GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, fbo)
@@ -380,6 +400,8 @@ class SceneRenderer:
             GL.glClearBufferfv(GL.GL_DEPTH, 0, np.array([clear_depth], np.float32))
             if self.draws:
                 self._draw(view, proj)
+            if overlay is not None:
+                overlay(view, proj)
             out_rgb = out_depth = None
             GL.glPixelStorei(GL.GL_PACK_ALIGNMENT, 1)
             if rgb:
@@ -394,6 +416,18 @@ class SceneRenderer:
             if self.reversed_z:
                 GL.glClipControl(GL.GL_LOWER_LEFT, GL.GL_NEGATIVE_ONE_TO_ONE)
         return Frame(out_rgb, out_depth)
+
+    def present(self, width: int, height: int, dst_width: int, dst_height: int) -> None:
+        """Copy the colour of the last ``width`` × ``height`` render to the context's default framebuffer (a
+        window), ``dst_width`` × ``dst_height`` px, flipping rows back (windows count rows from the bottom)."""
+        GL = self.GL
+        with self.ctx.bound():
+            GL.glBindFramebuffer(GL.GL_READ_FRAMEBUFFER, self._target(int(width), int(height)))
+            GL.glReadBuffer(GL.GL_COLOR_ATTACHMENT0)
+            GL.glBindFramebuffer(GL.GL_DRAW_FRAMEBUFFER, 0)
+            GL.glBlitFramebuffer(0, 0, int(width), int(height), 0, int(dst_height), int(dst_width), 0,
+                                 GL.GL_COLOR_BUFFER_BIT, GL.GL_NEAREST)
+            GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, 0)
 
     def _draw(self, view: np.ndarray, proj: np.ndarray) -> None:
         GL = self.GL
