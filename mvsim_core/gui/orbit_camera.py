@@ -29,6 +29,19 @@ MIN_DISTANCE = 0.1  # m
 
 
 @dataclass
+class _Pinhole:
+    """Intrinsics of the perspective view (px): what :func:`~mvsim_core.sensors.render.camera_model.projection_matrix`
+    reads."""
+
+    ncols: int
+    nrows: int
+    cx: float
+    cy: float
+    fx: float
+    fy: float
+
+
+@dataclass
 class OrbitCamera:
     """Orbit camera state (see the module docstring).
 
@@ -99,6 +112,29 @@ class OrbitCamera:
         m[2, 2], m[2, 3] = (f + n) / (n - f), 2.0 * f * n / (n - f)
         m[3, 2] = -1.0
         return m
+
+    def optical_frame(self) -> tuple[np.ndarray, np.ndarray]:
+        """The camera as the renderers pose cameras: (rot, pos) with rot's columns the optical x (screen right),
+        y (screen down) and z (forward) axes in the world, and pos the eye (m)."""
+        m = self.view_matrix()
+        rot = np.column_stack([m[0, :3], -m[1, :3], -m[2, :3]])
+        return rot, self.eye()
+
+    def render_matrices(self, width: int, height: int, origin: Any = None, *,
+                        zero_to_one: bool) -> tuple[np.ndarray, np.ndarray]:
+        """(view, proj) for :meth:`~mvsim_core.sensors.render.renderer.SceneRenderer.render_matrices`: the same
+        picture as :meth:`view_matrix` / :meth:`projection_matrix` (so :meth:`project` finds its pixels), written in
+        the renderer's optical frame with image rows flipped, for vertices stored relative to ``origin`` (m)."""
+        from mvsim_core.sensors.render.camera_model import orthographic_matrix, projection_matrix, view_matrix
+
+        rot, pos = self.optical_frame()
+        view = view_matrix(rot, pos, origin)
+        if self.ortho:
+            half = self.distance * math.tan(0.5 * self.fov)
+            return view, orthographic_matrix(width, height, half, self.near, self.far, zero_to_one=zero_to_one)
+        f = 0.5 * height / math.tan(0.5 * self.fov)
+        k = _Pinhole(int(width), int(height), 0.5 * (width - 1), 0.5 * (height - 1), f, f)
+        return view, projection_matrix(k, self.near, self.far, zero_to_one=zero_to_one)
 
     def project(self, point: Any, width: int, height: int) -> tuple[float, float] | None:
         """Window pixel (x right, y down; pixel centres at +0.5) where a world point (m) is drawn, or None when it

@@ -1,0 +1,121 @@
+"""What the viewer draws over the scene, as plain arrays: sensor points, camera frusta and wheel forces (numpy only).
+
+Everything is in the world frame (m), ready for :class:`~mvsim_core.gui.gl_draw.OverlayPainter` once the scene origin
+is subtracted: points are (N, 3) float64 with (N, 4) uint8 RGBA colours; line segments are (2M, 3) float64 endpoint
+pairs with one colour per endpoint.
+
+* **Sensor points** — the latest observation of every 2D lidar (valid rays only, at the sensor pose of the scan) and
+  every 3D lidar (its returns), as upstream's viewer shows them (``<gui><show_sensor_points>``).
+* **Camera frusta** — for every ``camera`` and ``rgbd_camera`` (its depth camera), the four edges from the optical
+  centre to the image corners at :data:`FRUSTUM_DEPTH` m and the rectangle joining them, posed where the camera is now.
+* **Wheel forces** — for ``<gui><show_forces>``: at each wheel's contact point, the friction force the ground puts on
+  the vehicle (N), drawn as a segment ``force_scale`` m/N long.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mvsim_core.sensors.scheduler import rotations
+
+LIDAR2D_COLOR = np.array([255, 0, 0, 255], dtype=np.uint8)
+"""Colour of 2D lidar returns."""
+LIDAR3D_COLOR = np.array([0, 200, 0, 255], dtype=np.uint8)
+"""Colour of 3D lidar returns."""
+FRUSTUM_COLOR = np.array([255, 255, 0, 255], dtype=np.uint8)
+"""Colour of camera frusta."""
+FORCE_COLOR = np.array([255, 0, 255, 255], dtype=np.uint8)
+"""Colour of wheel-force segments."""
+FRUSTUM_DEPTH = 0.5
+"""Depth (m, along the optical axis) of the drawn frustum rectangle."""
+
+_EMPTY_POINTS = (np.zeros((0, 3)), np.zeros((0, 4), dtype=np.uint8))
+
+
+def _to_world(pose: Any, local: np.ndarray) -> np.ndarray:
+    """(N, 3) points of a frame posed at ``pose`` (x, y, z, yaw, pitch, roll; m, rad) in the world frame."""
+    p = np.asarray(pose, dtype=np.float64)
+    r = rotations(p[3:4], p[4:5], p[5:6])[0]
+    return local @ r.T + p[:3]
+
+
+def sensor_points(world: Any) -> tuple[np.ndarray, np.ndarray]:
+    """World-frame points (N, 3) and colours (N, 4) of every lidar's latest observation (see the module docstring)."""
+    chunks: list[np.ndarray] = []
+    colours: list[np.ndarray] = []
+    for veh in world.vehicles.values():
+        for s in veh.sensors.values():
+            obs = getattr(s, "last", None)
+            if obs is None or getattr(obs, "sensor_pose", None) is None:
+                continue
+            if hasattr(obs, "ranges") and hasattr(obs, "valid") and hasattr(obs, "angles"):  # 2D scan
+                ok = np.asarray(obs.valid, dtype=bool)
+                r = np.asarray(obs.ranges, dtype=np.float64)[ok]
+                a = np.asarray(obs.angles, dtype=np.float64)[ok]
+                local = np.column_stack([r * np.cos(a), r * np.sin(a), np.zeros(len(r))])
+                colour = LIDAR2D_COLOR
+            elif hasattr(obs, "points") and hasattr(obs, "ring"):  # 3D sweep
+                local = np.asarray(obs.points, dtype=np.float64).reshape(-1, 3)
+                colour = LIDAR3D_COLOR
+            else:
+                continue
+            if len(local):
+                chunks.append(_to_world(obs.sensor_pose, local))
+                colours.append(np.broadcast_to(colour, (len(local), 4)))
+    if not chunks:
+        return _EMPTY_POINTS
+    return np.concatenate(chunks), np.concatenate(colours)
+
+
+def frustum_segments(rot: np.ndarray, pos: np.ndarray, k: Any, depth: float = FRUSTUM_DEPTH) -> np.ndarray:
+    """(16, 3) endpoints of the 8 segments of a pinhole camera's frustum: optical frame ``rot`` (columns x right,
+    y down, z forward) at ``pos`` (m), intrinsics ``k`` (px), rectangle at ``depth`` m along the axis."""
+    us = (-0.5, k.ncols - 0.5)
+    vs = (-0.5, k.nrows - 0.5)
+    corners_opt = np.array([[(u - k.cx) / k.fx * depth, (v - k.cy) / k.fy * depth, depth]
+                            for u, v in ((us[0], vs[0]), (us[1], vs[0]), (us[1], vs[1]), (us[0], vs[1]))])
+    corners = corners_opt @ np.asarray(rot, dtype=np.float64).T + np.asarray(pos, dtype=np.float64)
+    c = np.asarray(pos, dtype=np.float64)
+    segs = []
+    for i in range(4):
+        segs += [c, corners[i], corners[i], corners[(i + 1) % 4]]
+    return np.array(segs)
+
+
+def camera_frusta(world: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Segments (2M, 3) and colours (2M, 4) of the frusta of every camera and RGB-D camera, posed now."""
+    from mvsim_core.sensors.camera import Camera
+    from mvsim_core.sensors.rgbd_camera import OPTICAL_WRT_SENSOR, RgbdCamera
+
+    cams = [s for v in world.vehicles.values() for s in v.sensors.values() if isinstance(s, (Camera, RgbdCamera))]
+    if not cams:
+        return _EMPTY_POINTS
+    rot, pos = world.physics.sensors.ctx.sensor_poses(cams)
+    segs = []
+    for i, s in enumerate(cams):
+        if isinstance(s, RgbdCamera):
+            segs.append(frustum_segments(rot[i] @ OPTICAL_WRT_SENSOR, pos[i], s.depth_intrinsics))
+        else:
+            segs.append(frustum_segments(rot[i], pos[i], s.intrinsics))
+    out = np.concatenate(segs)
+    return out, np.broadcast_to(FRUSTUM_COLOR, (len(out), 4))
+
+
+def wheel_forces(physics: Any, scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """Segments (2M, 3) and colours of the last friction force at every wheel: from the wheel's contact point
+    (its x, y in the vehicle frame at ground level) along the force, ``scale`` m per N."""
+    w = physics.wheels
+    if w.n == 0:
+        return _EMPTY_POINTS
+    k = w.vehicle
+    st = physics.state
+    r = rotations(st[k, 2], physics.pitch[k], physics.roll[k])
+    base = np.column_stack([st[k, 0], st[k, 1], physics.z[k]])
+    start = base + np.einsum("nij,nj->ni", r, np.column_stack([w.x, w.y, np.zeros(w.n)]))
+    force = np.einsum("nij,nj->ni", r, np.column_stack([w.fx, w.fy, np.zeros(w.n)]))
+    segs = np.empty((2 * w.n, 3))
+    segs[0::2] = start
+    segs[1::2] = start + scale * force
+    return segs, np.broadcast_to(FORCE_COLOR, (len(segs), 4))

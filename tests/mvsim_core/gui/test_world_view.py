@@ -1,0 +1,141 @@
+"""The viewer's picture, drawn offscreen (no display): colours at the pixels the orbit camera projects objects to.
+
+The test world has full ambient light, so every face shows its declared colour exactly: r1's chassis #d02020, box1
+#20c020, the car #ffff00, the floor #c8c8c8; where nothing is drawn the picture shows the renderer's background.
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from PIL import Image
+from viewer_checks import GREEN, RED, H, W, check_scene_colours, pixel
+
+import mvsim_core as mv
+from mvsim_core.gui import overlay_geometry as og
+from mvsim_core.gui.orbit_camera import OrbitCamera
+
+
+@pytest.fixture
+def world(viewer_world_file):
+    w = mv.load_world(viewer_world_file)
+    w.run(0.1)
+    return w
+
+
+@pytest.fixture
+def view(world, offscreen_gl):
+    from mvsim_core.gui.world_view import WorldView
+
+    v = WorldView(world)
+    yield v
+    v.close()
+
+
+def test_objects_show_their_colours_where_the_camera_projects_them(world, view):
+    img = view.draw(W, H, read=True)
+    check_scene_colours(img, view.camera, world)
+
+
+def test_orthographic_view(world, view):
+    view.camera.ortho = True
+    img = view.draw(W, H, read=True)
+    check_scene_colours(img, view.camera, world)
+
+
+def test_views_from_other_angles_and_distances(world, view):
+    cam = view.camera
+    for az, el, dist in ((30, 70, 12), (135, 40, 18), (-150, 25, 16)):
+        cam.azimuth, cam.elevation, cam.distance = math.radians(az), math.radians(el), dist
+        img = view.draw(W, H, read=True)
+        r1 = world.vehicles["r1"].pose
+        assert pixel(img, cam, (r1[0], r1[1], 0.5)) == RED, (az, el)
+        assert pixel(img, cam, (3.0, 0.0, 0.6)) == GREEN, (az, el)
+
+
+def test_camera_follows_its_vehicle(world, view):
+    world.vehicles["r2"].set_twist(1.0, 0.0, 0.0)
+    world.run(1.0)
+    view.camera.follow = "r2"
+    img = view.draw(W, H, read=True)
+    x, y, z = world.vehicles["r2"].pose[:3]
+    assert view.camera.target == pytest.approx((x, y, z))
+    assert x == pytest.approx(1.0, abs=0.01)
+    assert tuple(img[H // 2, W // 2]) == RED  # r2's roof (class bot: red) is at the centre of the picture
+
+
+def test_lidar_returns_are_drawn_on_the_face_they_hit(world, view):
+    """Seen from behind r1, the returns on box1's near face (x = 2.5) show in the lidar colour (pure red), not the
+    box's green, although they lie exactly on the face."""
+    cam = view.camera
+    cam.target, cam.azimuth, cam.elevation, cam.distance = (2.5, 0.0, 0.3), math.pi, math.radians(20), 6.0
+    pts, _ = og.sensor_points(world)
+    assert len(pts) == 25
+    img = view.draw(W, H, read=True)
+    for p in pts[::4]:
+        assert pixel(img, cam, p) == tuple(og.LIDAR2D_COLOR[:3])
+    view.show_sensor_points = False
+    img = view.draw(W, H, read=True)
+    assert pixel(img, cam, pts[12]) == GREEN
+
+
+def test_camera_frustum_is_drawn(world, view):
+    cam = view.camera
+    segs, _ = og.camera_frusta(world)
+    corner = segs[1]  # a corner of the frustum rectangle
+    cam.target, cam.azimuth, cam.elevation, cam.distance = tuple(corner), math.radians(-90), math.radians(60), 4.0
+    img = view.draw(W, H, read=True)
+    x, y = cam.project(corner, W, H)
+    patch = img[int(y) - 1:int(y) + 2, int(x) - 1:int(x) + 2].reshape(-1, 3)
+    assert (patch == og.FRUSTUM_COLOR[:3]).all(axis=1).any()
+    view.show_frusta = False
+    img = view.draw(W, H, read=True)
+    patch = img[int(y) - 1:int(y) + 2, int(x) - 1:int(x) + 2].reshape(-1, 3)
+    assert not (patch == og.FRUSTUM_COLOR[:3]).all(axis=1).any()
+
+
+def test_status_panel_sits_top_left_and_nowhere_else(world, view):
+    bare = view.draw(W, H, read=True)
+    with_panel = view.draw(W, H, ["t = 0.10 s", "hello"], read=True)
+    changed = np.argwhere((bare != with_panel).any(axis=2))
+    h, w = view.panel.image(["t = 0.10 s", "hello"]).shape[:2]
+    assert changed[:, 0].min() >= 8 and changed[:, 1].min() >= 8
+    assert changed[:, 0].max() < 8 + h and changed[:, 1].max() < 8 + w
+    assert len(changed) > 0.5 * h * w  # the translucent panel darkens what is under it
+
+
+def test_screenshot_file(world, tmp_path, offscreen_gl):
+    from mvsim_core.gui.world_view import screenshot
+
+    out = screenshot(world, tmp_path / "shots" / "a.png")
+    img = np.asarray(Image.open(out).convert("RGB"))
+    assert img.shape == (480, 640, 3)  # the world's <gui> win_w × win_h
+    check_scene_colours(img, OrbitCamera.from_gui(world.gui), world)
+
+
+def test_wheels_spin_in_the_picture(world, view):
+    """The scene's wheel nodes turn with the wheel spin angle: drive r1 forward and its wheels' node rotation
+    changes (what the viewer uploads each frame)."""
+    scene = view.scene
+    k = scene._wheel_vehicle.tolist().index(0)  # the first wheel of r1
+    before = scene.node_poses()[scene._wheel_nodes[k]].copy()
+    world.vehicles["r1"].set_twist(0.3, 0.0, 0.0)
+    world.run(0.5)
+    after = scene.node_poses()[scene._wheel_nodes[k]]
+    spin = math.atan2(after[0, 2], after[0, 0]) - math.atan2(before[0, 2], before[0, 0])
+    assert abs(spin) == pytest.approx(0.3 * 0.5 / 0.15, abs=0.05)  # distance / radius (mod the sign convention)
+
+
+def test_drawing_never_imports_glfw(viewer_world_file, tmp_path, offscreen_gl):
+    code = ("import sys, mvsim_core as mv\n"
+            "from mvsim_core.gui.world_view import screenshot\n"
+            f"w = mv.load_world({str(viewer_world_file)!r}); w.run(0.1)\n"
+            f"screenshot(w, {str(tmp_path / 'x.png')!r})\n"
+            "print('glfw' in sys.modules, 'OpenGL' in sys.modules)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["False", "True"]
