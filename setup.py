@@ -49,6 +49,7 @@ setup(
         "pyzmq>=26",  # the ZMQ interface (mvsim_core.comms); imported only when a server or client is used
         "protobuf>=4.25,<8",  # its messages; the committed *_pb2 code (Debian protoc 3.21) loads on 4.25 .. 7.x
         "PyOpenGL>=3.1.7",  # offscreen camera rendering (EGL/OSMesa); imported only when a camera renders
+        "glfw>=2.7",  # the viewer's window (bundles GLFW 3.4); imported only when a window is opened
     ],
     extras_require={"test": ["pytest>=7", "hypothesis>=6", "ruff>=0.5", "pyproj>=3"]},
     zip_safe=True,

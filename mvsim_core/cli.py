@@ -3,8 +3,8 @@
 ::
 
     mvsim check WORLD [--seed N] [--allow-shell]
-    mvsim launch WORLD [--headless] [--realtime-factor F] [--duration S] [--port P] [--bind HOST] [--no-server]
-                       [--seed N] [--allow-shell]
+    mvsim launch WORLD [--headless] [--realtime-factor F] [--duration S] [--screenshot PNG] [--port P]
+                       [--bind HOST] [--no-server] [--seed N] [--allow-shell]
     mvsim server [--port P] [--bind HOST]
     mvsim node list                                   [--host H] [--port P] [--timeout S]
     mvsim topic list [--details]                      (same connection options)
@@ -13,9 +13,10 @@
     mvsim topic pub TOPIC TYPE [FIELDS] [--rate HZ] [--count N] [--wait S]
     mvsim service call SERVICE TYPE [FIELDS]
 
-``launch`` starts the ZMQ server (127.0.0.1:23700 unless ``--port`` / ``--bind`` say otherwise; when an MVSim server
-already listens there, the world joins it) and serves the world as node ``World``. FIELDS are protobuf text format,
-e.g. ``'objectId: "r1" pose { x: 1 y: 2 z: 0 yaw: 0 pitch: 0 roll: 0 }'``.
+``launch`` opens the 3D viewer when a display exists (unless ``--headless``; without a display it runs headless with
+a live status line) and starts the ZMQ server (127.0.0.1:23700 unless ``--port`` / ``--bind`` say otherwise; when
+an MVSim server already listens there, the world joins it) and serves the world as node ``World``. FIELDS are
+protobuf text format, e.g. ``'objectId: "r1" pose { x: 1 y: 2 z: 0 yaw: 0 pitch: 0 roll: 0 }'``.
 
 User errors (a bad world file, a bad option, no server) print a one-line message without a traceback and exit with 2.
 ``topic echo`` / ``topic pub`` exit with 1 when nothing arrived (or no subscriber appeared) in the time given.
@@ -27,7 +28,6 @@ from __future__ import annotations
 import argparse
 import logging
 import math
-import os
 import queue
 import signal
 import sys
@@ -73,7 +73,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     launch = sub.add_parser("launch", help="load a world and run it, served on the ZMQ interface")
     _add_world_args(launch)
-    launch.add_argument("--headless", action="store_true", help="no window")
+    launch.add_argument("--headless", action="store_true",
+                        help="no window (the default when there is no display); OpenGL and glfw are never imported")
+    launch.add_argument("--screenshot", metavar="PNG", default=None,
+                        help="after loading (and after --duration, if given) save one frame of the 3D view as a PNG "
+                             "and exit; rendered offscreen when there is no window")
     launch.add_argument("--realtime-factor", type=float, default=1.0,
                         help="simulated seconds per wall second (0 = as fast as possible; default 1)")
     launch.add_argument("--duration", type=float, default=None, help="stop after this many simulated seconds")
@@ -201,19 +205,23 @@ def cmd_launch(args: argparse.Namespace) -> int:
         raise MvsimError("--duration must be >= 0 simulated seconds")
     _check_port(args.port)
     world = _load(args)
-    headless = args.headless or not os.environ.get("DISPLAY")
-    if not headless:
-        print("mvsim: the 3D viewer is not part of this build yet; running headless", file=sys.stderr)
+    viewer = None if args.headless else _open_viewer(world)
     server = comms = None
     try:
         if not args.no_server:
             server, comms = _start_comms(world, args)
         stop = comms.shutdown_requested if comms is not None else None
-        code = run_paced(world, args.realtime_factor, args.duration, stop=stop)
+        if args.screenshot is not None:
+            if args.duration:
+                run_paced(world, args.realtime_factor, args.duration, stop=stop, viewer=viewer)
+            return _save_screenshot(world, viewer, args.screenshot)
+        code = run_paced(world, args.realtime_factor, args.duration, stop=stop, viewer=viewer)
         if stop is not None and stop.is_set():
             _err("shutdown requested by a client")
         return code
     finally:
+        if viewer is not None:
+            viewer.close()
         if comms is not None:
             comms.close()
         if server is not None:
@@ -223,11 +231,45 @@ def cmd_launch(args: argparse.Namespace) -> int:
                 v.logger.close()
 
 
+def _open_viewer(world):
+    """The 3D viewer on ``world``, or None (no display: silently; a display but no window: said once)."""
+    from mvsim_core.gui.window import display_available
+
+    if not display_available():
+        return None
+    from mvsim_core.gui.window import Viewer
+
+    try:
+        return Viewer(world)
+    except MvsimError as e:
+        _err(f"cannot open the 3D viewer ({e}); running headless")
+        return None
+
+
+def _save_screenshot(world, viewer, path: str) -> int:
+    if viewer is not None and not viewer.closed:
+        out = viewer.screenshot(path)
+    else:  # no window: the same picture, rendered offscreen
+        from mvsim_core.gui.orbit_camera import OrbitCamera
+        from mvsim_core.gui.status import status_lines
+        from mvsim_core.gui.teleop import Teleop
+        from mvsim_core.gui.world_view import screenshot
+
+        camera = OrbitCamera.from_gui(world.gui)
+        out = screenshot(world, path, status=status_lines(world, Teleop(world), None, None, camera.follow),
+                         camera=camera)
+    print(f"mvsim: screenshot saved to {out}", flush=True)
+    return 0
+
+
 def run_paced(world, realtime_factor: float, duration: float | None, out=None,
-              stop: threading.Event | None = None) -> int:
+              stop: threading.Event | None = None, viewer=None) -> int:
     """Step ``world`` keeping simulated time at ``realtime_factor`` × wall time, with a one-line live status.
 
-    Stops after ``duration`` simulated seconds, on Ctrl-C, or when ``stop`` is set.
+    With a ``viewer`` (:class:`~mvsim_core.gui.window.Viewer`), frames are drawn between steps when it says one is
+    due: at its refresh rate while the simulation keeps up, sparingly while it is behind (0 = as fast as possible is
+    always behind). Stops after ``duration`` simulated seconds, on Ctrl-C, when ``stop`` is set, or when the window
+    closes.
     """
     out = out or sys.stdout
     tty = out.isatty()
@@ -239,11 +281,20 @@ def run_paced(world, realtime_factor: float, duration: float | None, out=None,
         while duration is None or world.time < t0_sim + duration - 1e-12:
             if stop is not None and stop.is_set():
                 break
-            if realtime_factor > 0:
-                target = t0_sim + (time.perf_counter() - t0_wall) * realtime_factor
-                if world.time + dt > target:
-                    time.sleep(min(0.01, (world.time + dt - target) / realtime_factor))
-                    continue
+            now = time.perf_counter()
+            target = t0_sim + (now - t0_wall) * realtime_factor if realtime_factor > 0 else math.inf
+            behind = world.time + dt <= target
+            if viewer is not None and viewer.due(now, behind):
+                wall = now - t0_wall
+                if not viewer.frame((world.time - t0_sim) / wall if wall > 0 else None):
+                    break  # the window was closed
+                continue
+            if not behind:
+                wait = (world.time + dt - target) / realtime_factor
+                if viewer is not None:
+                    wait = min(wait, viewer.wait_time(now))
+                time.sleep(min(0.01, wait))
+                continue
             world.step()
             now = time.perf_counter()
             if now - last_status >= 0.5:

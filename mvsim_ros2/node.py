@@ -9,7 +9,7 @@ Parameters (upstream's, reference §3.1 and §9, plus ours; units in brackets):
 
 =================================  ========  ===================================================================
 ``world_file``                     ""        the .world.xml to load (required)
-``headless``                       false     accepted; this build has no 3D viewer, it always runs headless
+``headless``                       false     no 3D viewer window (without a display the node is headless anyway)
 ``realtime_factor``                1.0       simulated seconds per wall second; 0 = as fast as possible
 ``simul_rate``                     100       [Hz] ticks of the run loop (steps, /clock, callbacks)
 ``max_simul_catchup_time``         0.1       [s] most simulated time advanced in one tick; a larger lag is dropped
@@ -28,7 +28,7 @@ Parameters (upstream's, reference §3.1 and §9, plus ours; units in brackets):
 ``executor``                       "events"  callback executor: events (rclpy's C++ EventsExecutor) or single_threaded
 ``seed``                           0         seed of the world's random generator
 ``allow_shell``                    false     let ``$(cmd)`` in the world file run shell commands
-``gui_refresh_period``             50        [ms] accepted (upstream's viewer refresh; no viewer here)
+``gui_refresh_period``             50        [ms] time between the viewer's frames while the simulation keeps up
 ``zmq_server``                     true      also serve the world over ZMQ (upstream comms) from this process
 ``zmq_port`` / ``zmq_bind``        23700 / 127.0.0.1  where that server listens (0 = any free port)
 ``use_sim_time``                   false     accepted (this node *is* the clock source; its own stamps ignore it)
@@ -115,8 +115,8 @@ class ParamSpec:
 
 PARAMS: tuple[ParamSpec, ...] = (
     ParamSpec("world_file", "", "world file (.world.xml) to load"),
-    ParamSpec("headless", False, "accepted; this build always runs without a 3D viewer"),
-    ParamSpec("gui_refresh_period", 50.0, "accepted (ms); no viewer in this build"),
+    ParamSpec("headless", False, "no 3D viewer window (none without a display either)"),
+    ParamSpec("gui_refresh_period", 50.0, "ms between the viewer's frames while the simulation keeps up"),
     ParamSpec("realtime_factor", 1.0, "simulated seconds per wall second (0 = as fast as possible)", True),
     ParamSpec("simul_rate", 100.0, "run-loop ticks per wall second (Hz)"),
     ParamSpec("max_simul_catchup_time", 0.1, "most simulated seconds advanced in one tick", True),
@@ -376,6 +376,7 @@ class MvsimNode(Node):
         self._last_status = 0.0
         self._wall0 = time.monotonic()
         self._sim0 = self.world.time
+        self.viewer = None if self.opts.headless else self._open_viewer()
 
         self._make_world_publishers()
         for veh in self.world.vehicles.values():
@@ -400,8 +401,23 @@ class MvsimNode(Node):
         if self.get_parameter("use_sim_time").value:
             self.get_logger().info("use_sim_time is true: ignored by mvsim itself, which is the /clock source; "
                                    "its stamps are simulation time anyway")
-        if not self.opts.headless:
-            self.get_logger().info("no 3D viewer in this build: running headless")
+
+    def _open_viewer(self) -> Any:
+        """The 3D viewer window on the world (mvsim_core.gui.window.Viewer), or None when there is no display or no
+        window can be opened (said once in the log)."""
+        from mvsim_core.gui.window import Viewer, display_available
+
+        if not display_available():
+            self.get_logger().info("no display (DISPLAY / WAYLAND_DISPLAY unset): running without the 3D viewer")
+            return None
+        try:
+            viewer = Viewer(self.world)
+        except MvsimError as e:
+            self.get_logger().warning(f"cannot open the 3D viewer ({e}); running without it")
+            return None
+        if self.opts.gui_refresh_period > 0:
+            viewer.frame_period = self.opts.gui_refresh_period / 1000.0
+        return viewer
 
     def _stamp_time(self, t: float) -> float:
         """Stamp seconds of simulated time ``t``: ``t`` itself, or wall-clock now with disable_sim_time_clock."""
@@ -714,9 +730,12 @@ class MvsimNode(Node):
             self._publish_clock()
 
     def run(self, executor: Any) -> None:
-        """The run loop: tick at ``simul_rate`` against the monotonic clock, serving callbacks in between."""
+        """The run loop: tick at ``simul_rate`` against the monotonic clock, serving callbacks in between, and draw
+        the viewer's frames when they are due (sparingly while the simulation is behind; closing the window stops
+        the node)."""
         period = 1.0 / self.opts.simul_rate
         next_tick = time.monotonic()
+        viewer = self.viewer
         while self.context.ok() and not self._stop:
             now = time.monotonic()
             if now >= next_tick:
@@ -728,8 +747,18 @@ class MvsimNode(Node):
                 if self.comms is not None and self.comms.shutdown_requested.is_set():
                     self.get_logger().info("shutdown requested by a ZMQ client")
                     break
-            wait = 0.0 if (self.opts.realtime_factor <= 0 and not self.opts.lockstep) else \
-                max(0.0, next_tick - time.monotonic())
+            fast = self.opts.realtime_factor <= 0 and not self.opts.lockstep
+            wait = 0.0 if fast else max(0.0, next_tick - time.monotonic())
+            if viewer is not None:
+                behind = fast or time.monotonic() >= next_tick
+                t = time.perf_counter()
+                if viewer.due(t, behind):
+                    wall = time.monotonic() - self._wall0
+                    if not viewer.frame((self.world.time - self._sim0) / wall if wall > 0 else None):
+                        self.get_logger().info("viewer window closed: stopping")
+                        break
+                    wait = 0.0 if fast else max(0.0, next_tick - time.monotonic())
+                wait = min(wait, viewer.wait_time(time.perf_counter(), behind))
             executor.spin_once(timeout_sec=wait)
 
     def _status(self, now: float) -> None:
@@ -899,6 +928,9 @@ class MvsimNode(Node):
         """Stop the ZMQ interface, close CSV loggers and destroy the node (idempotent)."""
         if self._status_tty and self._last_status:
             sys.stdout.write("\n")
+        if self.viewer is not None:
+            self.viewer.close()
+            self.viewer = None
         self._close_zmq()
         for v in self.world.vehicles.values():
             if getattr(v, "logger", None) is not None:

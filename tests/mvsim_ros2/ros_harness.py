@@ -94,7 +94,7 @@ class NodeProcess:
     def __init__(self, world: Path, params: dict[str, Any], domain: int, log_path: Path,
                  extra_args: list[str] | None = None, env: dict[str, str] | None = None) -> None:
         args = [str(NODE_EXE), "--ros-args", *(extra_args or [])]
-        for k, v in {"world_file": str(world), "zmq_server": False, **params}.items():
+        for k, v in {"world_file": str(world), "zmq_server": False, "headless": True, **params}.items():
             val = ("true" if v else "false") if isinstance(v, bool) else str(v)
             args += ["-p", f"{k}:={val}"]
         self.log_path = log_path
