@@ -48,6 +48,8 @@ class GLContext:
         version: (major, minor) OpenGL version of the context.
         renderer: the GL_RENDERER string (e.g. ``llvmpipe (LLVM 15.0.6, 256 bits)``).
         has_clip_control: whether ``glClipControl`` (GL 4.5 / ARB_clip_control) is available.
+        display: which display the context lives on: ``"surfaceless"`` (EGL, Mesa's surfaceless platform),
+            ``"default"`` (EGL's default display), ``"osmesa"``, or what made an external context.
     """
 
     def __init__(self, backend: str, make_current: Callable[[], Any], release: Callable[[Any], None],
@@ -62,6 +64,7 @@ class GLContext:
         self.version: tuple[int, int] = (0, 0)
         self.renderer = ""
         self.has_clip_control = False
+        self.display = backend
         self.garbage: list[Callable[[], None]] = []
         """GL deletions queued by objects collected while the context was not current; run at the next use."""
 
@@ -230,11 +233,15 @@ def _create_egl() -> GLContext:
 
     display = EGL.EGL_NO_DISPLAY
     get_platform_display = getattr(EGL, "eglGetPlatformDisplayEXT", None)
-    if os.environ.get("EGL_PLATFORM", "") == "surfaceless" and get_platform_display:
+    # Mesa's surfaceless platform whenever it exists (unless the user chose another EGL_PLATFORM): never the X11 or
+    # Wayland display, which a viewer window in this process may have initialised and terminated through glfw.
+    if os.environ.get("EGL_PLATFORM", "surfaceless") == "surfaceless" and get_platform_display:
         with contextlib.suppress(Exception):
             display = get_platform_display(0x31DD, EGL.EGL_DEFAULT_DISPLAY, None)  # EGL_PLATFORM_SURFACELESS_MESA
+    kind = "surfaceless"
     if not display:
         display = EGL.eglGetDisplay(EGL.EGL_DEFAULT_DISPLAY)
+        kind = "default"
     if not display:
         raise RuntimeError("eglGetDisplay found no display")
     major, minor = EGL.EGLint(), EGL.EGLint()
@@ -276,7 +283,9 @@ def _create_egl() -> GLContext:
         if _context is not None and _context._destroy is destroy:
             _context = None
 
-    return GLContext("egl", make_current, release, destroy)
+    ctx = GLContext("egl", make_current, release, destroy)
+    ctx.display = kind
+    return ctx
 
 
 def _create_osmesa() -> GLContext:
