@@ -77,3 +77,22 @@ def test_set_pose(repo_dir):
     assert w.blocks["crate"].pose[:4] == (1.0, 2.0, 0.0, 0.5)
     with pytest.raises(mv.MvsimError, match="no object named 'ghost'"):
         w.set_pose("ghost", 0, 0, 0)
+
+
+def test_library_never_imports_opengl_or_glfw(repo_dir):
+    """Loading and running a world (lidars, no cameras, no window) through the library API imports neither OpenGL
+    nor glfw — nor does importing the viewer's GL-free modules (teleop, orbit camera, status, overlays)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, mvsim_core as mv\n"
+            "import mvsim_core.gui.teleop, mvsim_core.gui.orbit_camera, mvsim_core.gui.status\n"
+            "import mvsim_core.gui.overlay_geometry, mvsim_core.gui.window\n"
+            f"w = mv.load_world({str(repo_dir / 'worlds/demo.world.xml')!r})\n"
+            "w.vehicles['bot1'].set_twist(0.5, 0.0, 0.1)\n"
+            "w.run(1.0)\n"
+            "assert w.vehicles['bot1'].sensors['laser1'].last is not None\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('OpenGL', 'glfw')))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]"
