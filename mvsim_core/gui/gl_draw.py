@@ -9,11 +9,9 @@ optical-frame depth like the scene does. Every method expects the painter's cont
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from mvsim_core.sensors.render.gl_context import RenderUnavailableError
+from mvsim_core.sensors.render.renderer import compile_program
 
 PULL = 1e-3
 """Relative distance by which overlay points and lines are drawn nearer to the eye than they are (1 mm at 1 m)."""
@@ -73,29 +71,6 @@ void main() {
 """
 
 
-def _program(GL: Any, vs_src: str, fs_src: str) -> int:
-    def shader(src: str, kind: Any) -> int:
-        s = GL.glCreateShader(kind)
-        GL.glShaderSource(s, src)
-        GL.glCompileShader(s)
-        if not GL.glGetShaderiv(s, GL.GL_COMPILE_STATUS):
-            raise RenderUnavailableError(f"overlay shader compilation failed: {GL.glGetShaderInfoLog(s)!r}")
-        return s
-
-    vs, fs = shader(vs_src, GL.GL_VERTEX_SHADER), shader(fs_src, GL.GL_FRAGMENT_SHADER)
-    prog = GL.glCreateProgram()
-    GL.glAttachShader(prog, vs)
-    GL.glAttachShader(prog, fs)
-    GL.glBindFragDataLocation(prog, 0, "o_color")
-    GL.glBindFragDataLocation(prog, 1, "o_depth")
-    GL.glLinkProgram(prog)
-    GL.glDeleteShader(vs)
-    GL.glDeleteShader(fs)
-    if not GL.glGetProgramiv(prog, GL.GL_LINK_STATUS):
-        raise RenderUnavailableError(f"overlay shader link failed: {GL.glGetProgramInfoLog(prog)!r}")
-    return prog
-
-
 class OverlayPainter:
     """Points, lines and a screen-space picture, drawn into the bound framebuffer (see the module docstring).
     Create it, use it and :meth:`close` it with the same context current."""
@@ -104,8 +79,8 @@ class OverlayPainter:
         from OpenGL import GL
 
         self.GL = GL
-        self._coloured = _program(GL, _COLOURED_VS, _COLOURED_FS)
-        self._picture = _program(GL, _PICTURE_VS, _PICTURE_FS)
+        self._coloured = compile_program(GL, _COLOURED_VS, _COLOURED_FS)
+        self._picture = compile_program(GL, _PICTURE_VS, _PICTURE_FS)
         self._loc = {"u_view": GL.glGetUniformLocation(self._coloured, "u_view"),
                      "u_proj": GL.glGetUniformLocation(self._coloured, "u_proj"),
                      "u_pull": GL.glGetUniformLocation(self._coloured, "u_pull"),

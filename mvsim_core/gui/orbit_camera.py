@@ -29,19 +29,6 @@ MIN_DISTANCE = 0.1  # m
 
 
 @dataclass
-class _Pinhole:
-    """Intrinsics of the perspective view (px): what :func:`~mvsim_core.sensors.render.camera_model.projection_matrix`
-    reads."""
-
-    ncols: int
-    nrows: int
-    cx: float
-    cy: float
-    fx: float
-    fy: float
-
-
-@dataclass
 class OrbitCamera:
     """Orbit camera state (see the module docstring).
 
@@ -125,6 +112,7 @@ class OrbitCamera:
         """(view, proj) for :meth:`~mvsim_core.sensors.render.renderer.SceneRenderer.render_matrices`: the same
         picture as :meth:`view_matrix` / :meth:`projection_matrix` (so :meth:`project` finds its pixels), written in
         the renderer's optical frame with image rows flipped, for vertices stored relative to ``origin`` (m)."""
+        from mvsim_core.sensors.camera import PinholeModel
         from mvsim_core.sensors.render.camera_model import orthographic_matrix, projection_matrix, view_matrix
 
         rot, pos = self.optical_frame()
@@ -133,7 +121,7 @@ class OrbitCamera:
             half = self.distance * math.tan(0.5 * self.fov)
             return view, orthographic_matrix(width, height, half, self.near, self.far, zero_to_one=zero_to_one)
         f = 0.5 * height / math.tan(0.5 * self.fov)
-        k = _Pinhole(int(width), int(height), 0.5 * (width - 1), 0.5 * (height - 1), f, f)
+        k = PinholeModel(int(width), int(height), 0.5 * (width - 1), 0.5 * (height - 1), f, f)
         return view, projection_matrix(k, self.near, self.far, zero_to_one=zero_to_one)
 
     def project(self, point: Any, width: int, height: int) -> tuple[float, float] | None:

@@ -122,6 +122,10 @@ def test_keyboard_teleop_in_the_window_moves_the_robot_seen_over_zmq(xvfb, xdoto
         assert found.returncode == 0, (found.stderr, proc.poll())
         wid = found.stdout.split()[0]
         with Client("teleop-probe", port=port, timeout=60.0) as c:
+            end = time.monotonic() + 300
+            while not c.service_info("get_pose").success:  # the window may come up before the World registers
+                assert proc.poll() is None and time.monotonic() < end, "the World did not offer get_pose"
+                time.sleep(0.05)
             assert _get(c, "r2").twist.vx == 0.0
             keys = subprocess.run([xdotool, "windowfocus", "--sync", wid, "key", "--delay", "20", "2", "w", "w", "a"],
                                   capture_output=True, text=True, timeout=60, env=_env(xvfb))

@@ -152,6 +152,39 @@ class Lighting:
         return np.clip(np.asarray(base_rgb, dtype=np.float64)[:3] * k * self.color, 0.0, 255.0)
 
 
+def compile_program(GL: Any, vertex_src: str, fragment_src: str) -> int:
+    """Compile and link a shader program (the current context's), fragment outputs ``o_color`` at location 0 and
+    ``o_depth`` at 1, as the renderer's framebuffers expect.
+
+    Raises:
+        RenderUnavailableError: a shader did not compile or the program did not link (the log says why).
+    """
+
+    def shader(src: str, kind: Any) -> int:
+        s = GL.glCreateShader(kind)
+        GL.glShaderSource(s, src)
+        GL.glCompileShader(s)
+        if not GL.glGetShaderiv(s, GL.GL_COMPILE_STATUS):
+            log = GL.glGetShaderInfoLog(s)
+            GL.glDeleteShader(s)
+            raise RenderUnavailableError(f"shader compilation failed: {log!r}")
+        return s
+
+    vs = shader(vertex_src, GL.GL_VERTEX_SHADER)
+    fs = shader(fragment_src, GL.GL_FRAGMENT_SHADER)
+    prog = GL.glCreateProgram()
+    GL.glAttachShader(prog, vs)
+    GL.glAttachShader(prog, fs)
+    GL.glBindFragDataLocation(prog, 0, "o_color")
+    GL.glBindFragDataLocation(prog, 1, "o_depth")
+    GL.glLinkProgram(prog)
+    GL.glDeleteShader(vs)
+    GL.glDeleteShader(fs)
+    if not GL.glGetProgramiv(prog, GL.GL_LINK_STATUS):
+        raise RenderUnavailableError(f"shader link failed: {GL.glGetProgramInfoLog(prog)!r}")
+    return prog
+
+
 def _free_later(ctx: GLContext, buffers: list[int], textures: list[int], vaos: list[int], fbos: list[int],
                 renderbuffers: list[int], programs: list[int]) -> None:
     """Queue the deletion of GL objects on the context (run the next time it is bound)."""
@@ -220,28 +253,7 @@ class SceneRenderer:
     # ------------------------------------------------------------------ setup
     def _compile(self) -> int:
         GL = self.GL
-
-        def shader(src: str, kind: Any) -> int:
-            s = GL.glCreateShader(kind)
-            GL.glShaderSource(s, src)
-            GL.glCompileShader(s)
-            if not GL.glGetShaderiv(s, GL.GL_COMPILE_STATUS):
-                log = GL.glGetShaderInfoLog(s)
-                raise RenderUnavailableError(f"shader compilation failed: {log!r}")
-            return s
-
-        vs = shader(_VERTEX_SHADER, GL.GL_VERTEX_SHADER)
-        fs = shader(_FRAGMENT_SHADER, GL.GL_FRAGMENT_SHADER)
-        prog = GL.glCreateProgram()
-        GL.glAttachShader(prog, vs)
-        GL.glAttachShader(prog, fs)
-        GL.glBindFragDataLocation(prog, 0, "o_color")
-        GL.glBindFragDataLocation(prog, 1, "o_depth")
-        GL.glLinkProgram(prog)
-        GL.glDeleteShader(vs)
-        GL.glDeleteShader(fs)
-        if not GL.glGetProgramiv(prog, GL.GL_LINK_STATUS):
-            raise RenderUnavailableError(f"shader link failed: {GL.glGetProgramInfoLog(prog)!r}")
+        prog = compile_program(GL, _VERTEX_SHADER, _FRAGMENT_SHADER)
         self._programs.append(prog)
         self._loc = {name: GL.glGetUniformLocation(prog, name)
                      for name in ("u_nodes", "u_view", "u_proj", "u_texture", "u_textured", "u_lit", "u_light_dir",
