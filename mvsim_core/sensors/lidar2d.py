@@ -32,6 +32,9 @@ from mvsim_core.sensors.base import Pose3D, Sensor, count_param
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.params import Kind, Param
 
+_NO_NOISE = np.zeros(0)
+"""Empty normals / sigmas: no range noise in a batch."""
+
 
 @dataclass
 class LaserScan:
@@ -137,6 +140,7 @@ class Lidar2D(Sensor):
         if not lidars:
             return []
         from mvsim_core.sensors.raycast.directions import rotate_directions
+        from mvsim_core.sensors.raycast.scan_ranges import finish_ranges
 
         gen = ctx.rng.generator
         c = ctx.constants("lidar2d", lidars, lambda ls: _batch_constants(ls, ctx))
@@ -153,11 +157,11 @@ class Lidar2D(Sensor):
         origins = pos[c.ray_sensor, :2]
         dist = ctx.raycast_scene.cast(origins, None, pos[c.ray_sensor, 2], c.reach, c.owner, c.visible, c.trace_3d,
                                       directions=(dx, dy))
-        valid = np.isfinite(dist)
-        ranges = np.where(valid, dist, c.reach)
+        ranges, valid = np.empty(n, dtype=np.float32), np.empty(n, dtype=np.bool_)
         if c.sigma_range is not None:
-            ranges += np.where(valid, gen.standard_normal(n) * c.sigma_range, 0.0)
-        ranges = np.minimum(np.maximum(ranges, 0.0), c.reach).astype(np.float32)
+            finish_ranges(dist, c.reach, gen.standard_normal(n), c.sigma_range, ranges, valid)
+        else:
+            finish_ranges(dist, c.reach, _NO_NOISE, _NO_NOISE, ranges, valid)
         stamp = float(t)
         b = c.bounds
         return [LaserScan(stamp=stamp, ranges=ranges[b[i]:b[i + 1]], valid=valid[b[i]:b[i + 1]],
