@@ -74,8 +74,45 @@ def pose_of(rot: np.ndarray, pos: np.ndarray) -> tuple[float, float, float, floa
     return (float(pos[0]), float(pos[1]), float(pos[2]), *ypr_of(np.asarray(rot)))
 
 
+class PinholeAccessors:
+    """``width``, ``height`` (px) and ``fx``, ``fy``, ``cx``, ``cy`` (px) of ``self.intrinsics`` (a
+    :class:`PinholeModel`): shared by the camera sensors and their observations."""
+
+    intrinsics: PinholeModel
+
+    @property
+    def width(self) -> int:
+        """Image width (px)."""
+        return self.intrinsics.ncols
+
+    @property
+    def height(self) -> int:
+        """Image height (px)."""
+        return self.intrinsics.nrows
+
+    @property
+    def fx(self) -> float:
+        """Focal length along x (px)."""
+        return self.intrinsics.fx
+
+    @property
+    def fy(self) -> float:
+        """Focal length along y (px)."""
+        return self.intrinsics.fy
+
+    @property
+    def cx(self) -> float:
+        """Principal point column (px)."""
+        return self.intrinsics.cx
+
+    @property
+    def cy(self) -> float:
+        """Principal point row (px)."""
+        return self.intrinsics.cy
+
+
 @dataclass
-class CameraImage:
+class CameraImage(PinholeAccessors):
     """One colour image (the observation of a :class:`Camera`).
 
     Attributes:
@@ -92,33 +129,6 @@ class CameraImage:
     intrinsics: PinholeModel
     sensor_pose: tuple[float, float, float, float, float, float]
     frame: str
-
-    @property
-    def width(self) -> int:
-        """Image width (px)."""
-        return self.intrinsics.ncols
-
-    @property
-    def height(self) -> int:
-        """Image height (px)."""
-        return self.intrinsics.nrows
-
-    @property
-    def fx(self) -> float:
-        return self.intrinsics.fx
-
-    @property
-    def fy(self) -> float:
-        return self.intrinsics.fy
-
-    @property
-    def cx(self) -> float:
-        return self.intrinsics.cx
-
-    @property
-    def cy(self) -> float:
-        return self.intrinsics.cy
-
 
 def pinhole_params(prefix: str = "") -> tuple[Param, ...]:
     """The six intrinsic parameters with upstream's defaults (640×480, c = (320, 240), f = 500 px)."""
@@ -146,7 +156,7 @@ def check_clip(sensor: Sensor, ctx: ParseContext, lo: str, hi: str) -> None:
         raise ctx.error(sensor.where(lo, hi), f"<{lo}> ({a:g} m) must be smaller than <{hi}> ({b:g} m)")
 
 
-class Camera(Sensor):
+class Camera(PinholeAccessors, Sensor):
     """RGB camera; class ``camera``, default names ``camera1``, ``camera2``, ...
 
     Parameters (upstream default, unit): ncols 640, nrows 480 (px); cx 320, cy 240, fx 500, fy 500 (px; note that
@@ -202,35 +212,10 @@ class Camera(Sensor):
         """Image size and pinhole intrinsics."""
         return pinhole_from(self)
 
-    @property
-    def fx(self) -> float:
-        """Focal length along x (px)."""
-        return self.intrinsics.fx
 
-    @property
-    def fy(self) -> float:
-        """Focal length along y (px)."""
-        return self.intrinsics.fy
 
-    @property
-    def cx(self) -> float:
-        """Principal point column (px)."""
-        return self.intrinsics.cx
 
-    @property
-    def cy(self) -> float:
-        """Principal point row (px)."""
-        return self.intrinsics.cy
 
-    @property
-    def width(self) -> int:
-        """Image width (px)."""
-        return self.intrinsics.ncols
-
-    @property
-    def height(self) -> int:
-        """Image height (px)."""
-        return self.intrinsics.nrows
 
     def details(self) -> str:
         return str(self.intrinsics)

@@ -30,6 +30,7 @@ import numpy as np
 from mvsim_core.sensors.base import Pose3D, Sensor
 from mvsim_core.sensors.camera import (
     CAMERA_DEFAULT_POSE,
+    PinholeAccessors,
     PinholeModel,
     check_clip,
     pinhole_from,
@@ -51,7 +52,7 @@ SHARE_TOLERANCE = 1e-9
 
 
 @dataclass
-class RgbdObservation:
+class RgbdObservation(PinholeAccessors):
     """One RGB-D observation (of a :class:`RgbdCamera`).
 
     Attributes:
@@ -80,34 +81,9 @@ class RgbdObservation:
     frame: str
 
     @property
-    def width(self) -> int:
-        """Depth image width (px)."""
-        return self.depth_intrinsics.ncols
-
-    @property
-    def height(self) -> int:
-        """Depth image height (px)."""
-        return self.depth_intrinsics.nrows
-
-    @property
-    def fx(self) -> float:
-        """Depth camera focal length along x (px)."""
-        return self.depth_intrinsics.fx
-
-    @property
-    def fy(self) -> float:
-        """Depth camera focal length along y (px)."""
-        return self.depth_intrinsics.fy
-
-    @property
-    def cx(self) -> float:
-        """Depth camera principal point column (px)."""
-        return self.depth_intrinsics.cx
-
-    @property
-    def cy(self) -> float:
-        """Depth camera principal point row (px)."""
-        return self.depth_intrinsics.cy
+    def intrinsics(self) -> PinholeModel:
+        """The depth camera's intrinsics (what ``width``, ``height``, ``fx``, ``fy``, ``cx``, ``cy`` give)."""
+        return self.depth_intrinsics
 
     def points(self) -> np.ndarray:
         """(N, 3) float32 points (m) of the valid depth pixels in the depth *optical* frame (x right, y down, z
@@ -122,7 +98,7 @@ class RgbdObservation:
         return np.column_stack([x, y, z])
 
 
-class RgbdCamera(Sensor):
+class RgbdCamera(PinholeAccessors, Sensor):
     """RGB-D camera; class ``rgbd_camera``, default names ``camera1``, ``camera2``, ...
 
     Parameters (upstream default, unit):
@@ -253,29 +229,10 @@ class RgbdCamera(Sensor):
         """The depth camera's intrinsics (what ``fx``, ``fy``, ``cx``, ``cy``, ``width``, ``height`` give)."""
         return self.depth_intrinsics
 
-    @property
-    def fx(self) -> float:
-        return self.depth_intrinsics.fx
 
-    @property
-    def fy(self) -> float:
-        return self.depth_intrinsics.fy
 
-    @property
-    def cx(self) -> float:
-        return self.depth_intrinsics.cx
 
-    @property
-    def cy(self) -> float:
-        return self.depth_intrinsics.cy
 
-    @property
-    def width(self) -> int:
-        return self.depth_intrinsics.ncols
-
-    @property
-    def height(self) -> int:
-        return self.depth_intrinsics.nrows
 
     @property
     def rgb_pose_wrt_depth(self) -> Pose3D:
