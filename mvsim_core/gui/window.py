@@ -155,8 +155,8 @@ class Viewer:
         def release(previous: Any) -> None:
             glfw.make_context_current(previous)
 
-        def destroy() -> None:
-            glfw.destroy_window(window)
+        def destroy() -> None:  # the Viewer owns the window: close() destroys it, once
+            pass
 
         try:
             ctx = external_context("egl-window", make_current, release, destroy)
