@@ -66,7 +66,7 @@ def reference_world():
 
 def many_robots():
     w = mv.load_world(SHARED / "worlds/mvsim_tutorial/demo_many_robots.world.xml")
-    w.physics.sensors.enabled = False  # physics only: bench_sensors part (iv) measures it with the lidars
+    w.start().sensor_scheduler.enabled = False  # physics only: bench_sensors part (iv) measures it with the lidars
     for v in w.vehicles.values():
         v.set_twist(0.5, 0.0, 0.3)
     return w, None

@@ -139,11 +139,11 @@ def part_lidar2d(repeat: int, seed: int) -> list[str]:
 
     with tempfile.TemporaryDirectory() as tmp:
         world = _lidar2d_world(Path(tmp), seed)
-    physics = world.physics
+    physics = world.start().physics
     t = time.perf_counter()
     scene = RaycastScene.from_world(world, physics)
     t_build = time.perf_counter() - t
-    ctx = physics.sensors.ctx
+    ctx = world.sensor_scheduler.ctx
     ctx._raycast_scene = scene
     lidars = [v.sensors["laser"] for v in world.vehicles.values()]
 
@@ -270,9 +270,9 @@ def part_lidar3d(repeat: int, seed: int) -> list[str]:
         bare = _lidar3d_world(Path(tmp), seed, obstacles=False)
     rows = []
     for w in (world, flat, bare):
-        w.step()  # builds the physics and puts the robots on the terrain
+        w.step()  # starts the world and puts the robots on the terrain
     physics = world.physics
-    ctx = physics.sensors.ctx
+    ctx = world.sensor_scheduler.ctx
     t = time.perf_counter()
     scene = RaycastScene3D.from_world(world, physics)
     t_build = time.perf_counter() - t
@@ -285,8 +285,8 @@ def part_lidar3d(repeat: int, seed: int) -> list[str]:
     n = len(dirs)
     d, _ = scene.cast(pos, rot, dirs, bounds, reach, owner)
     hit = np.isfinite(d)
-    terrain_only = scene_3d(bare.physics.sensors.ctx)
-    fctx = flat.physics.sensors.ctx
+    terrain_only = scene_3d(bare.sensor_scheduler.ctx)
+    fctx = flat.sensor_scheduler.ctx
     flat_lidar = flat.vehicles["lidar_robot"].sensors["vlp16"]
     frot, fpos = fctx.sensor_poses([flat_lidar])
     flat_scene = scene_3d(fctx)
@@ -361,7 +361,7 @@ def part_camera(repeat: int, seed: int) -> list[str]:
     with tempfile.TemporaryDirectory() as tmp:
         world = _camera_world(Path(tmp), seed)
         world.step()
-    ctx = world.physics.sensors.ctx
+    ctx = world.start().sensor_scheduler.ctx
     t = time.perf_counter()
     renderer = renderer_for(ctx)
     t_build = time.perf_counter() - t
@@ -411,7 +411,7 @@ def part_many_robots(repeat: int, seed: int) -> list[str]:
         for _ in range(max(1, min(repeat, 3))):
             world = mv.load_world(path, seed=seed)
             world.run(0.1)  # warm-up: bodies built, kernels compiled or loaded
-            world.physics.sensors.enabled = sensors_on
+            world.start().sensor_scheduler.enabled = sensors_on
             n = round(MANY_SECONDS / world.timestep)
             t = time.perf_counter()
             for _ in range(n):

@@ -3,8 +3,8 @@
 ::
 
     mvsim check WORLD [--seed N] [--allow-shell]
-    mvsim launch WORLD [--headless] [--realtime-factor F] [--duration S] [--screenshot PNG] [--port P]
-                       [--bind HOST] [--no-server] [--seed N] [--allow-shell]
+    mvsim launch WORLD [--headless] [--realtime-factor F] [--max-catchup S] [--duration S] [--screenshot PNG]
+                       [--port P] [--bind HOST] [--no-server] [--seed N] [--allow-shell]
     mvsim server [--port P] [--bind HOST]
     mvsim node list                                   [--host H] [--port P] [--timeout S]
     mvsim topic list [--details]                      (same connection options)
@@ -15,7 +15,8 @@
 
 ``launch`` opens the 3D viewer when a display exists (unless ``--headless``; without a display it runs headless with
 a live status line) and starts the ZMQ server (127.0.0.1:23700 unless ``--port`` / ``--bind`` say otherwise; when
-an MVSim server already listens there, the world joins it) and serves the world as node ``World``. FIELDS are
+an MVSim server already listens there, the world joins it) and serves the world as node ``World``. Pacing is
+:class:`mvsim_core.runner.Runner`'s, the same as the ROS node's. FIELDS are
 protobuf text format, e.g. ``'objectId: "r1" pose { x: 1 y: 2 z: 0 yaw: 0 pitch: 0 roll: 0 }'``.
 
 User errors (a bad world file, a bad option, no server) print a one-line message without a traceback and exit with 2.
@@ -37,6 +38,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mvsim_core.errors import MvsimError
+from mvsim_core.runner import DEFAULT_MAX_CATCHUP, Runner, StatusLine
 
 DEFAULT_PORT = 23700  # the ZMQ server's port (kept here too so that `check` never imports zmq)
 LOOPBACK = "127.0.0.1"
@@ -80,6 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "and exit; rendered offscreen when there is no window")
     launch.add_argument("--realtime-factor", type=float, default=1.0,
                         help="simulated seconds per wall second (0 = as fast as possible; default 1)")
+    launch.add_argument("--max-catchup", type=float, default=DEFAULT_MAX_CATCHUP, metavar="S",
+                        help="most simulated seconds advanced per 10 ms tick when the machine falls behind; a larger "
+                             f"lag is dropped rather than chased (default {DEFAULT_MAX_CATCHUP:g})")
     launch.add_argument("--duration", type=float, default=None, help="stop after this many simulated seconds")
     _add_server_args(launch)
     launch.add_argument("--no-server", action="store_true", help="no ZMQ interface at all")
@@ -163,7 +168,7 @@ def _start_comms(world: Any, args: argparse.Namespace) -> tuple[Any, Any]:
     """Start the server (or join the one already on the port) and serve ``world``; (server or None, WorldComms)."""
     from mvsim_core.comms import Client, CommsError, Server, WorldComms
 
-    _ = world.physics  # build the physics (and warn about unsimulated sensors) before clients can see the world
+    world.start()  # bodies and sensors exist (and unsimulated sensors are warned about) before clients see it
     server = Server(args.port, args.bind)
     try:
         server.start()
@@ -198,27 +203,48 @@ def _start_comms(world: Any, args: argparse.Namespace) -> tuple[Any, Any]:
     return server, comms
 
 
+def build_runner(world: Any, args: argparse.Namespace, viewer: Any = None, out: Any = None) -> Runner:
+    """The runner of ``mvsim launch``: the pacing options of ``args``, the live status line on ``out`` (stdout)."""
+    return Runner(world, realtime_factor=args.realtime_factor, max_catchup=args.max_catchup, viewer=viewer,
+                  status=StatusLine(out))
+
+
+def _run(runner: Runner, duration: float | None, stop: threading.Event | None) -> str:
+    """Run until the duration, a stop request, a closed window or Ctrl-C; say how much lag was dropped."""
+    try:
+        reason = runner.run(duration, stop=stop)
+    except KeyboardInterrupt:
+        reason = "interrupted"
+    if runner.dropped > 0:
+        _err(f"dropped {runner.dropped:.3f} s of simulated time the machine could not keep up with "
+             f"(--max-catchup {runner.max_catchup:g} s per tick)")
+    return reason
+
+
 def cmd_launch(args: argparse.Namespace) -> int:
-    if args.realtime_factor < 0:
+    if args.realtime_factor < 0 or not math.isfinite(args.realtime_factor):
         raise MvsimError("--realtime-factor must be >= 0 (0 = as fast as possible)")
+    if not (args.max_catchup > 0 and math.isfinite(args.max_catchup)):
+        raise MvsimError("--max-catchup must be > 0 simulated seconds")
     if args.duration is not None and args.duration < 0:
         raise MvsimError("--duration must be >= 0 simulated seconds")
     _check_port(args.port)
-    world = _load(args)
+    world = _load(args).start()
     viewer = None if args.headless else _open_viewer(world)
     server = comms = None
     try:
         if not args.no_server:
             server, comms = _start_comms(world, args)
         stop = comms.shutdown_requested if comms is not None else None
+        runner = build_runner(world, args, viewer)
         if args.screenshot is not None:
             if args.duration:
-                run_paced(world, args.realtime_factor, args.duration, stop=stop, viewer=viewer)
+                _run(runner, args.duration, stop)
             return _save_screenshot(world, viewer, args.screenshot)
-        code = run_paced(world, args.realtime_factor, args.duration, stop=stop, viewer=viewer)
+        _run(runner, args.duration, stop)
         if stop is not None and stop.is_set():
             _err("shutdown requested by a client")
-        return code
+        return 0
     finally:
         if viewer is not None:
             viewer.close()
@@ -260,62 +286,6 @@ def _save_screenshot(world, viewer, path: str) -> int:
                          camera=camera)
     print(f"mvsim: screenshot saved to {out}", flush=True)
     return 0
-
-
-def run_paced(world, realtime_factor: float, duration: float | None, out=None,
-              stop: threading.Event | None = None, viewer=None) -> int:
-    """Step ``world`` keeping simulated time at ``realtime_factor`` × wall time, with a one-line live status.
-
-    With a ``viewer`` (:class:`~mvsim_core.gui.window.Viewer`), frames are drawn between steps when it says one is
-    due: at its refresh rate while the simulation keeps up, sparingly while it is behind (0 = as fast as possible is
-    always behind). Stops after ``duration`` simulated seconds, on Ctrl-C, when ``stop`` is set, or when the window
-    closes.
-    """
-    out = out or sys.stdout
-    tty = out.isatty()
-    dt = world.timestep
-    t0_wall = time.perf_counter()
-    t0_sim = world.time
-    last_status = 0.0
-    try:
-        while duration is None or world.time < t0_sim + duration - 1e-12:
-            if stop is not None and stop.is_set():
-                break
-            now = time.perf_counter()
-            target = t0_sim + (now - t0_wall) * realtime_factor if realtime_factor > 0 else math.inf
-            behind = world.time + dt <= target
-            if viewer is not None and viewer.due(now, behind):
-                wall = now - t0_wall
-                if not viewer.frame((world.time - t0_sim) / wall if wall > 0 else None):
-                    break  # the window was closed
-                continue
-            if not behind:
-                wait = (world.time + dt - target) / realtime_factor
-                if viewer is not None:
-                    wait = min(wait, viewer.wait_time(now))
-                time.sleep(min(0.01, wait))
-                continue
-            world.step()
-            now = time.perf_counter()
-            if now - last_status >= 0.5:
-                last_status = now
-                _status(world, now - t0_wall, world.time - t0_sim, tty, out)
-    except KeyboardInterrupt:
-        pass
-    _status(world, time.perf_counter() - t0_wall, world.time - t0_sim, tty, out)
-    if tty:
-        out.write("\n")
-    return 0
-
-
-def _status(world, wall: float, sim: float, tty: bool, out) -> None:
-    rtf = sim / wall if wall > 0 else 0.0
-    line = f"sim time {world.time:9.3f} s | real-time factor {rtf:7.2f} | vehicles {len(world.vehicles)}"
-    if tty:
-        out.write("\r" + line)
-    else:
-        out.write(line + "\n")
-    out.flush()
 
 
 def cmd_server(args: argparse.Namespace) -> int:

@@ -143,12 +143,14 @@ class _Loader:
 
     def vehicle(self, node: XmlNode) -> None:
         from mvsim_core.objects.vehicles.base import build_vehicle
+        from mvsim_core.sensors.base import sensor_from_xml
 
         name = self._name(node, "veh")
         self._unique(node, name)
         cls_node = self._class_of(node, self.world.vehicle_classes, "vehicle", name)
         cname = cls_node.attrs.get("name", "") if cls_node is not None else ""
-        self.world.vehicles[name] = build_vehicle(node, cls_node, self.ctx, name=name, class_name=cname)
+        self.world.vehicles[name] = build_vehicle(node, cls_node, self.ctx, name=name, class_name=cname,
+                                                   sensor_factory=sensor_from_xml)
 
     def block_class(self, node: XmlNode) -> None:
         self._register_class(node, self.world.block_classes, "block")

@@ -72,6 +72,7 @@ from pathlib import Path
 from typing import Any
 
 from mvsim_core.errors import ControllerError, MvsimError
+from mvsim_core.runner import Runner, StatusLine
 
 try:  # ROS 2 is optional at import time, so that `mvsim_node` can say clearly what is missing
     from ackermann_msgs.msg import AckermannDriveStamped
@@ -96,8 +97,6 @@ except ImportError as _e:  # pragma: no cover - exercised only on machines witho
     ROS_IMPORT_ERROR = _e
 
 log = logging.getLogger("mvsim_ros2")
-
-STATUS_PERIOD = 0.5  # s (wall) between two status lines on a terminal
 
 
 class ConfigError(MvsimError):
@@ -360,23 +359,23 @@ class MvsimNode(Node):
         self.world = mv.load_world(world_path, seed=self.opts.seed, allow_shell=self.opts.allow_shell)
         for w in self.world.warnings:
             self.get_logger().warning(w)
-        _ = self.world.physics  # build bodies and sensors now (not inside the first tick)
-        self.dt = self.world.timestep
+        self.world.start()  # bodies and sensors now, not inside the first tick
+        self.dt = self.world.timestep  # s per physics step
         self.tf_period = self.opts.period_ms_publish_tf / 1000.0
         self._next_periodic = self.world.time
         self._vehicles: list[_VehicleLink] = []
         self._sensors: list[_SensorLink] = []
         self._commanded: list[_VehicleLink] = []
-        self._dropped = 0.0
         self._stop = False
         self.comms = None
         self._zmq_server = None
         self.published = 0
-        self._status_tty = sys.stdout.isatty()
-        self._last_status = 0.0
-        self._wall0 = time.monotonic()
-        self._sim0 = self.world.time
         self.viewer = None if self.opts.headless else self._open_viewer()
+        o = self.opts
+        self.runner = Runner(self.world, realtime_factor=o.realtime_factor, tick_rate=o.simul_rate,
+                             max_catchup=o.max_simul_catchup_time, viewer=self.viewer, clock=time.monotonic,
+                             status=StatusLine(tty_only=True, extra=self._status_fields))
+        self.runner.paused = o.lockstep
 
         self._make_world_publishers()
         for veh in self.world.vehicles.values():
@@ -389,7 +388,8 @@ class MvsimNode(Node):
         self._publish_periodic()
         self._next_periodic = self.world.time + self.tf_period
         self._publish_clock()
-        self._reanchor()
+        self.world.add_step_listener(self._after_step)
+        self.runner.reanchor()
         n_sensors = len(self._sensors)
         self.get_logger().info(
             f"world {world_path}: {len(self._vehicles)} vehicles, {n_sensors} sensors published, "
@@ -677,22 +677,10 @@ class MvsimNode(Node):
                 self.get_logger().info(f"vehicle '{link.vehicle.name}': no command for {timeout:g} s: stopped")
 
     # ------------------------------------------------------------------ stepping
-    def _reanchor(self) -> None:
-        self._anchor_wall = time.monotonic()
-        self._anchor_sim = self.world.time
-
-    def advance_to(self, target: float) -> int:
-        """Step until simulated time reaches ``target`` (whole steps; publishing everything due). Steps made."""
-        w = self.world
-        n = int(math.floor((target - w.time) / self.dt + 1e-6))
-        for _ in range(n):
-            w.step()
-            self._after_step()
-        return max(n, 0)
-
-    def _after_step(self) -> None:
-        w = self.world
-        t = w.time
+    def _after_step(self, world: Any) -> None:
+        """Step listener: publish what is new after a step (sensors, the periodic state topics) and run the
+        command watchdog."""
+        t = world.time
         for link in self._vehicles:
             if link.vehicle.collision:
                 link.collided = True
@@ -708,80 +696,37 @@ class MvsimNode(Node):
             while self._next_periodic <= t + 1e-9:
                 self._next_periodic += self.tf_period
 
-    def tick(self, now: float) -> None:
-        """One run-loop tick at wall time ``now`` (monotonic s): advance to the paced target, publish /clock."""
-        o = self.opts
-        if o.lockstep:
-            return
-        if o.realtime_factor <= 0:  # as fast as possible, for about one tick of wall time
-            budget_end = now + 1.0 / o.simul_rate
-            while time.monotonic() < budget_end:
-                self.advance_to(self.world.time + self.dt)
+    def _on_tick(self, steps: int) -> None:
+        """After each run-loop tick: /clock, when time moved (every tick when running as fast as possible)."""
+        if steps or (self.runner.realtime_factor <= 0 and not self.runner.paused):
             self._publish_clock()
-            return
-        target = self._anchor_sim + (now - self._anchor_wall) * o.realtime_factor
-        lag = target - self.world.time
-        if lag > o.max_simul_catchup_time:  # cannot keep up (or was suspended): drop the excess
-            excess = lag - o.max_simul_catchup_time
-            self._dropped += excess
-            self._anchor_sim -= excess
-            target -= excess
-        if self.advance_to(target):
-            self._publish_clock()
+
+    def _should_stop(self) -> bool:
+        if not self.context.ok() or self._stop:
+            return True
+        if self.comms is not None and self.comms.shutdown_requested.is_set():
+            self.get_logger().info("shutdown requested by a ZMQ client")
+            return True
+        return False
+
+    def _status_fields(self) -> str:
+        dropped = self.runner.dropped
+        return f"msgs {self.published}" + (f" | dropped {dropped:.2f} s" if dropped > 0 else "")
 
     def run(self, executor: Any) -> None:
-        """The run loop: tick at ``simul_rate`` against the monotonic clock, serving callbacks in between, and draw
-        the viewer's frames when they are due (sparingly while the simulation is behind; closing the window stops
-        the node)."""
-        period = 1.0 / self.opts.simul_rate
-        next_tick = time.monotonic()
-        viewer = self.viewer
-        while self.context.ok() and not self._stop:
-            now = time.monotonic()
-            if now >= next_tick:
-                self.tick(now)
-                next_tick += period
-                if next_tick <= now:
-                    next_tick = now + period
-                self._status(now)
-                if self.comms is not None and self.comms.shutdown_requested.is_set():
-                    self.get_logger().info("shutdown requested by a ZMQ client")
-                    break
-            fast = self.opts.realtime_factor <= 0 and not self.opts.lockstep
-            wait = 0.0 if fast else max(0.0, next_tick - time.monotonic())
-            if viewer is not None:
-                behind = fast or time.monotonic() >= next_tick
-                t = time.perf_counter()
-                if viewer.due(t, behind):
-                    wall = time.monotonic() - self._wall0
-                    if not viewer.frame((self.world.time - self._sim0) / wall if wall > 0 else None):
-                        self.get_logger().info("viewer window closed: stopping")
-                        break
-                    wait = 0.0 if fast else max(0.0, next_tick - time.monotonic())
-                wait = min(wait, viewer.wait_time(time.perf_counter(), behind))
-            executor.spin_once(timeout_sec=wait)
-
-    def _status(self, now: float) -> None:
-        if not self._status_tty or now - self._last_status < STATUS_PERIOD:
-            return
-        self._last_status = now
-        wall = now - self._wall0
-        sim = self.world.time - self._sim0
-        rtf = sim / wall if wall > 0 else 0.0
-        line = (f"\rsim time {self.world.time:9.3f} s | real-time factor {rtf:6.2f} | "
-                f"vehicles {len(self._vehicles)} | msgs {self.published}")
-        if self._dropped > 0:
-            line += f" | dropped {self._dropped:.2f} s"
-        sys.stdout.write(line)
-        sys.stdout.flush()
+        """The run loop (:class:`mvsim_core.runner.Runner`): ticks at ``simul_rate``, serving callbacks in between;
+        closing the viewer's window stops the node."""
+        reason = self.runner.run(should_stop=self._should_stop, on_tick=self._on_tick,
+                                 wait=lambda t: executor.spin_once(timeout_sec=t))
+        if reason == "window closed":
+            self.get_logger().info("viewer window closed: stopping")
 
     def _srv_step(self, request: Any, response: Any) -> Any:
         if not self.opts.lockstep:
             response.success = False
             response.message = "not in lockstep mode (set the parameter lockstep:=true first)"
             return response
-        target = self.world.time + self.opts.lockstep_step
-        self.advance_to(target)
+        self.runner.advance_to(self.world.time + self.opts.lockstep_step)
         self._publish_clock()
         response.success = True
         response.message = f"{self.world.time:.9f}"
@@ -803,8 +748,10 @@ class MvsimNode(Node):
             return SetParametersResult(successful=False, reason=str(e))
         was_lockstep = self.opts.lockstep
         self.opts = new
+        r = self.runner
+        r.realtime_factor, r.max_catchup, r.paused = new.realtime_factor, new.max_simul_catchup_time, new.lockstep
         if was_lockstep != new.lockstep or any(p.name == "realtime_factor" for p in params):
-            self._reanchor()
+            r.reanchor()
         return SetParametersResult(successful=True)
 
     # ------------------------------------------------------------------ publishing
@@ -926,8 +873,6 @@ class MvsimNode(Node):
     # ------------------------------------------------------------------ shutdown
     def close(self) -> None:
         """Stop the ZMQ interface, close CSV loggers and destroy the node (idempotent)."""
-        if self._status_tty and self._last_status:
-            sys.stdout.write("\n")
         if self.viewer is not None:
             self.viewer.close()
             self.viewer = None

@@ -31,7 +31,7 @@ plus the simulated time of the data (upstream's convention): differences between
 
 Threads: service handlers run in the client's service thread and hold :attr:`WorldComms.lock` — the World's
 ``step_guard`` — so they never see half a step; a fair (FIFO) lock, so a simulation stepping flat out cannot starve
-them. Publishing runs in the stepping thread (a ``post_step_hooks`` entry).
+them. Publishing runs in the stepping thread (a World step listener).
 """
 
 from __future__ import annotations
@@ -334,7 +334,7 @@ class WorldComms:
             raise
         w.step_guard = self.lock
         if self.sensor_topics or self.pose_topics:
-            w.post_step_hooks.append(self.publish)
+            w.add_step_listener(self.publish)
         self._attached = True
         return self
 
@@ -343,8 +343,7 @@ class WorldComms:
         w = self.world
         if self._attached:
             with self.lock:
-                if self.publish in w.post_step_hooks:
-                    w.post_step_hooks.remove(self.publish)
+                w.remove_step_listener(self.publish)
                 w.step_guard = None
             self._attached = False
         self.client.shutdown()
@@ -437,8 +436,8 @@ class WorldComms:
         if name in self.world.vehicles:
             vx, vy, wz = obj.twist
             return (float(vx), float(vy), float(wz))
-        ph = self.world._physics
-        body = ph.bodies.block_bodies.get(name) if ph is not None else None
+        w = self.world
+        body = w.physics.bodies.block_bodies.get(name) if w.started else None
         if body is None:
             return (0.0, 0.0, 0.0)
         vx, vy = body.linearVelocity

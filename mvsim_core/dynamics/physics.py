@@ -1,13 +1,17 @@
-"""One physics step of a world, in upstream MVSim's order (reference §2.1):
+"""The physics of a world: Box2D bodies, wheel arrays and terrain, and the stages of one step.
 
-1. **terrain**: each vehicle's z, pitch and roll from the ground under its wheels; the gravity component along the
-   slope on each wheel (skipped when the whole ground is one level);
-2. **pre-step**: controllers set wheel torques (and steering); the friction models turn torques and wheel velocities
-   into contact forces — all wheels of all vehicles in one compiled call — which are summed per vehicle into one
-   force at the centre of mass and one torque, and handed to Box2D;
-3. **Box2D step** (gravity 0: Box2D only moves bodies in the ground plane and resolves contacts);
-4. **post-step**: read poses and velocities back, impose the twist of ideal controllers, integrate wheel spin
-   angles, update noisy odometry and collision flags, and check that nothing became NaN or ran away.
+:meth:`World.step <mvsim_core.world.World.step>` calls the stages in upstream MVSim's order (reference §2.1):
+
+1. :meth:`Physics.fit_terrain`: each vehicle's z, pitch and roll from the ground under its wheels, the gravity
+   component along the slope on each wheel (skipped when the whole ground is one level), and the walls that terrain
+   steps and occupied grid cells put around each vehicle;
+2. :meth:`Physics.run_controllers`: controllers set wheel torques (and steering);
+3. :meth:`Physics.apply_friction`: the friction models turn torques and wheel velocities into contact forces — all
+   wheels of all vehicles in one compiled call — summed per vehicle into one force at the centre of mass and one
+   torque, handed to Box2D;
+4. :meth:`Physics.box2d_step` (gravity 0: Box2D only moves bodies in the ground plane and resolves contacts);
+5. :meth:`Physics.post_step`: read poses and velocities back, impose the twist of ideal controllers, integrate wheel
+   spin angles, update noisy odometry, collision flags and block poses, and check that nothing became NaN or ran away.
 
 State lives in arrays indexed by vehicle (in the world's vehicle order) and by wheel; the ``Vehicle`` objects read
 their pose, twist and odometry from here on demand.
@@ -38,7 +42,7 @@ class SimulationError(MvsimError):
 
 
 class Physics:
-    """Physics state of a world: Box2D bodies, wheel arrays, terrain. Built on the world's first step.
+    """Physics state of a world: Box2D bodies, wheel arrays, terrain. Built by :meth:`World.start`.
 
     Attributes (V = number of vehicles):
         state: (V, 6) x, y (m), yaw (rad), vx, vy (m/s, world frame), ω (rad/s) of each reference point.
@@ -52,7 +56,6 @@ class Physics:
         from mvsim_core.dynamics.terrain import Terrain
         from mvsim_core.dynamics.terrain_obstacles import TerrainObstacles
         from mvsim_core.elements.property_region import PropertyRegion
-        from mvsim_core.io.csv_logger import VehicleLogger
 
         self.world = world
         self.gravity = float(world.params["gravity"])
@@ -100,17 +103,8 @@ class Physics:
                     np.zeros(0), np.zeros(0), 0.0, RUNAWAY_SPEED)  # fills twist only
         self.steps = 0
         self._colliding: set[str] = set()
-        from mvsim_core.sensors.scheduler import SensorScheduler
-
-        self.sensors = SensorScheduler(world, self)
-        if self.sensors.not_simulated:
-            world.warnings.append(f"sensors of class {', '.join(self.sensors.not_simulated)} produce no "
-                                  f"observations yet in this version")
         for k, v in enumerate(self.vehicles):
             v.attach_physics(self, k)
-            v.logger = VehicleLogger(v.name, len(v.wheels), v.log_path)
-            if v.auto_start_recording:
-                v.logger.start()
 
     def _place_on_terrain(self) -> None:
         """Initial elevation adjust (reference §1.13): unless ``<skip_elevation_adjust/>``, a vehicle or block
@@ -160,36 +154,30 @@ class Physics:
             _, _, z, _, pitch, roll = obj.pose
             obj.state_pose = (x, y, z, yaw, pitch, roll)
 
-    # ------------------------------------------------------------------ the step
-    def step(self, dt: float) -> None:
-        """Advance every body by ``dt`` seconds."""
-        self._terrain()
-        self._pre_step(dt)
-        self.bodies.b2world.Step(dt, self.vel_iters, self.pos_iters)
-        self._post_step(dt)
-        self.steps += 1
-
-    def _terrain(self) -> None:
-        """z, pitch, roll of every vehicle from its wheel contacts; gravity along the slope on every wheel (§2.2)."""
+    # ------------------------------------------------------------------ the stages of a step
+    def fit_terrain(self) -> None:
+        """Stage 1: z, pitch, roll of every vehicle from its wheel contacts and the gravity along the slope on every
+        wheel (reference §2.2); then the static boxes of occupied grid cells and the terrain steps near each
+        vehicle."""
         w = self.wheels
-        if w.n == 0:
-            return
-        if self.flat_z is not None:
+        if w.n and self.flat_z is not None:
             self.z[:] = self.flat_z
-            return
-        st = self.state
-        self.z, self.pitch, self.roll = self.terrain.fit_vehicles(
-            st[:, 0], st[:, 1], st[:, 2], self.z, self.pitch, self.roll, self.wheel_xy, 2.0 * w.radius, w.vehicle)
-        # gravity direction in the vehicle frame: R^T·(0, 0, −1) = (sin p, −cos p·sin r, −cos p·cos r)
-        load = (self.chassis_mass[w.vehicle] / self.wheel_count[w.vehicle] + w.mass) * self.gravity
-        np.multiply(np.sin(self.pitch)[w.vehicle], load, out=w.slope_x)
-        np.multiply((-np.cos(self.pitch) * np.sin(self.roll))[w.vehicle], load, out=w.slope_y)
-
-    def _pre_step(self, dt: float) -> None:
-        w = self.wheels
+        elif w.n:
+            st = self.state
+            self.z, self.pitch, self.roll = self.terrain.fit_vehicles(
+                st[:, 0], st[:, 1], st[:, 2], self.z, self.pitch, self.roll, self.wheel_xy, 2.0 * w.radius,
+                w.vehicle)
+            # gravity direction in the vehicle frame: R^T·(0, 0, −1) = (sin p, −cos p·sin r, −cos p·cos r)
+            load = (self.chassis_mass[w.vehicle] / self.wheel_count[w.vehicle] + w.mass) * self.gravity
+            np.multiply(np.sin(self.pitch)[w.vehicle], load, out=w.slope_x)
+            np.multiply((-np.cos(self.pitch) * np.sin(self.roll))[w.vehicle], load, out=w.slope_y)
         self.bodies.update_grid_obstacles()
         self.terrain_obstacles.update(self.state, self.z, self.pitch, self.roll)
-        passive = self.passive
+
+    def run_controllers(self, dt: float) -> None:
+        """Stage 2: every controller sets its wheel torques (N·m) and steering angles for a step of ``dt`` s (the
+        plain twist_pid ones as one compiled batch); steered wheels turn their Box2D fixtures."""
+        w = self.wheels
         if self.pid_batch is not None:
             self.pid_batch.run(w.omega, w.torque, dt)
         for v in self.individual:
@@ -198,14 +186,24 @@ class Physics:
             v = self.vehicles[k]
             w.sync_yaws(k, v.wheels)
             self.bodies.set_wheel_yaws(self.names[k], [wh.yaw for wh in v.wheels])
+
+    def apply_friction(self, dt: float) -> None:
+        """Stage 3: friction at every wheel (after per-region overrides of mu and C_rr) and the wheel spin update,
+        in one compiled call; the forces summed per vehicle go to Box2D as one force (N, world frame) at the centre
+        of mass and one torque (N·m)."""
+        w = self.wheels
         if self.regions:
             self._apply_regions()
         if w.n == 0:
             return
-        vehicle_forces(self.twist, self.state[:, 2], self.com, passive, w.vehicle, w.x, w.y, w.model, w.params,
+        vehicle_forces(self.twist, self.state[:, 2], self.com, self.passive, w.vehicle, w.x, w.y, w.model, w.params,
                        w.yaw, w.radius, w.mass, w.iyy, w.omega, w.torque, w.fz, w.slope_x, w.slope_y, self.gravity,
                        dt, w.vx, w.vy, w.fx, w.fy, self.forces)
         self.bodies.apply(self.names, self.forces[:, 0], self.forces[:, 1], self.forces[:, 2])
+
+    def box2d_step(self, dt: float) -> None:
+        """Stage 4: Box2D integrates every body over ``dt`` seconds and resolves contacts."""
+        self.bodies.b2world.Step(dt, self.vel_iters, self.pos_iters)
 
     def _apply_regions(self) -> None:
         """Per-wheel ``friction_mu`` / ``friction_C_rr`` overrides at the wheels' world positions (z = 0)."""
@@ -225,7 +223,13 @@ class Physics:
             if crr is not None:
                 w.params[i, P_CRR] = float(crr)
 
-    def _post_step(self, dt: float) -> None:
+    def post_step(self, dt: float) -> None:
+        """Stage 5: impose the twists of ideal controllers, read poses and velocities back, integrate wheel spin
+        angles and odometry over ``dt`` s, update collision flags and the poses of dynamic blocks.
+
+        Raises:
+            SimulationError: a body or a wheel spin became NaN/inf or ran away.
+        """
         w = self.wheels
         if self.passive.any():
             self._impose_ideal_twists()
@@ -236,14 +240,13 @@ class Physics:
         if bad != -1:
             self._raise_blowup(bad)
         self._collisions()
-        self.sensors.run(self.world.time + dt)
-        self._log(dt)
         for name in self.dynamic_blocks:
             b = self.bodies.block_bodies[name]
             blk = self.world.blocks[name]
             p = b.position
             _, _, z, _, pitch, roll = blk.pose
             blk.state_pose = (float(p[0]), float(p[1]), z, float(b.angle), pitch, roll)
+        self.steps += 1
 
     def _impose_ideal_twists(self) -> None:
         """Ideal controllers: set the body velocity to the commanded twist; the wheels roll without slip."""
@@ -263,16 +266,12 @@ class Physics:
             w.omega[a:b] = (cw * (vx - om * w.y[a:b]) + sw * (vy + om * w.x[a:b])) / w.radius[a:b]
         self.bodies.set_velocities(names, np.array(vxs), np.array(vys), np.array(oms))
 
-    def _log(self, dt: float) -> None:
-        """Rows for the vehicles whose CSV loggers are recording."""
+    def wheel_log_rows(self, k: int) -> list[tuple[float, ...]]:
+        """CSV-logger rows of vehicle ``k``'s wheels: x, y (m, vehicle frame), torque (N·m), load (N), contact
+        velocity (m/s) and friction force (N) in the wheel frame."""
         w = self.wheels
-        t = self.world.time + dt
-        for k, v in enumerate(self.vehicles):
-            if not v.logger.recording:
-                continue
-            rows = [(w.x[i], w.y[i], w.torque[i], w.fz[i], w.vx[i], w.vy[i], w.fx[i], w.fy[i])
-                    for i in range(w.start[k], w.start[k + 1])]
-            v.logger.write(t, v.pose, v.twist, v.odometry, rows)
+        return [(w.x[i], w.y[i], w.torque[i], w.fz[i], w.vx[i], w.vy[i], w.fx[i], w.fy[i])
+                for i in range(w.start[k], w.start[k + 1])]
 
     def _collisions(self) -> None:
         """``collision`` = touching now; ``had_collision`` latches until the user resets it."""

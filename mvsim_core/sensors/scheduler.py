@@ -165,7 +165,3 @@ class SensorScheduler:
     def __repr__(self) -> str:
         return f"<SensorScheduler {len(self.sensors)} sensors; not simulated: {self.not_simulated}>"
 
-
-def observation_stamp(obs: Any) -> float:
-    """The simulated time (s) of an observation."""
-    return float(obs.stamp)

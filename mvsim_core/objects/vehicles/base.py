@@ -8,7 +8,7 @@ its class node together — the instance wins — with ``<include>``s inside eit
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -22,6 +22,9 @@ from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.flow import expanded
 from mvsim_core.xml.node import XmlNode
 from mvsim_core.xml.params import Color, Kind, Param, ParamValues, read_params
+
+SensorFactory = Callable[[XmlNode, ParseContext, str], Any]
+"""Builds a sensor from its ``<sensor>`` element, the parse context and the carrying vehicle's name."""
 
 VEHICLE_TAGS = frozenset({"dynamics", "friction", "sensor", "visual", "odometry", "log_path",
                           "auto_start_recording"}) | SIMULABLE_TAGS
@@ -232,11 +235,14 @@ def _first(nodes: Sequence[XmlNode], tag: str) -> XmlNode | None:
 
 
 def build_vehicle(inst: XmlNode, cls_node: XmlNode | None, ctx: ParseContext, *, name: str,
-                  class_name: str = "") -> Vehicle:
-    """Build a vehicle from its instance node and (optionally) its class node."""
+                  sensor_factory: SensorFactory, class_name: str = "") -> Vehicle:
+    """Build a vehicle from its instance node and (optionally) its class node.
+
+    ``sensor_factory(node, ctx, vehicle_name)`` builds each ``<sensor>`` (the loader passes
+    :func:`mvsim_core.sensors.base.sensor_from_xml`; sensors sit above objects in the package layers).
+    """
     from mvsim_core.dynamics.controllers.base import controller_from_xml
     from mvsim_core.dynamics.friction.base import friction_from_xml
-    from mvsim_core.sensors.base import sensor_from_xml
 
     nodes = [expanded(inst, ctx)] + ([expanded(cls_node, ctx)] if cls_node is not None else [])
     for n in nodes:
@@ -297,7 +303,7 @@ def build_vehicle(inst: XmlNode, cls_node: XmlNode | None, ctx: ParseContext, *,
     sensors: dict[str, Any] = {}
     for n in nodes:
         for snode in n.children_named("sensor"):
-            s = sensor_from_xml(snode, ctx, name)
+            s = sensor_factory(snode, ctx, name)
             if s.name in sensors:
                 raise ctx.error(snode, f"duplicate sensor name '{s.name}' in vehicle '{name}'; give each sensor a "
                                        f"unique name=\"...\"")

@@ -46,7 +46,7 @@ REPO = Path(__file__).resolve().parents[3]
 def served(comms_world_file, server):
     """(world, WorldComms, caller Client): the test world as node World; nobody steps it unless the test does."""
     world = mv.load_world(comms_world_file)
-    _ = world.physics
+    world.start()
     comms = WorldComms(world, port=server.port, timeout=10.0).attach()
     caller = Client("caller", port=server.port, timeout=60.0).connect()
     yield world, comms, caller
@@ -86,7 +86,7 @@ def test_node_services_and_topics_are_registered(served):
                       "/r1/gnss1": "mvsim_core_msgs.ObservationGNSS",
                       "/r1/pose": "mvsim_msgs.TimeStampedPose",
                       "/r1/relative_poses": "mvsim_msgs.TimeStampedPose"}
-    assert world.step_guard is comms.lock and comms.publish in world.post_step_hooks
+    assert world.step_guard is comms.lock and comms.publish in world.step_listeners
 
 
 def test_get_pose_set_pose_and_collision_flag(served):

@@ -165,10 +165,10 @@ def test_vehicle_rests_on_a_slope_with_the_attitude_of_its_wheel_contacts(tmp_pa
 
 def test_initial_pose_is_placed_on_the_terrain(tmp_path):
     """§1.13: unless <skip_elevation_adjust/>, the vehicle starts on the ground under (x, y): at (−1, 2) the plane
-    height −0.91667 m, as soon as the simulation is set up (world.physics; before any step)."""
+    height −0.91667 m, as soon as the simulation is set up (world.start(); before any step)."""
     w = slope_world(tmp_path, "twist_ideal", "-1 2 0")
     assert w.vehicles["v"].pose[2] == 0.0  # as declared, until the simulation starts
-    w.physics  # noqa: B018 - builds the simulation
+    w.start()  # builds the simulation
     assert w.vehicles["v"].pose[2] == pytest.approx(-1.5 * 4 / 6 + 0.5 / 6, abs=1e-6)
     assert w.time == 0.0
 

@@ -118,7 +118,7 @@ def test_nan_velocity_is_reported_with_vehicle_and_step(tmp_path):
     w = make_world(tmp_path, BOT.format(name="good", inertia="", x=0) + BOT.format(name="wrecked", inertia="", x=5),
                    dt=0.005)
     w.run(0.05)  # 10 fine steps
-    w.physics.bodies.vehicle_bodies["wrecked"].linearVelocity = (math.nan, 0.0)
+    w.start().physics.bodies.vehicle_bodies["wrecked"].linearVelocity = (math.nan, 0.0)
     with pytest.raises(SimulationError) as ei:
         w.step()
     msg = str(ei.value)
@@ -178,7 +178,7 @@ def test_csv_loggers(tmp_path):
     assert header == POSE_HEADER
     assert [r[0] for r in rows] == pytest.approx([0.01 * k for k in range(1, 11)], abs=1e-12)
     assert tuple(rows[-1][1:]) == (*v.pose, *v.twist, *v.odometry)
-    wh = w.physics.wheels
+    wh = w.start().physics.wheels
     for i in range(3):
         header, rows = read_csv(log / f"mvsim_bot_wheel_{i + 1}.csv")
         assert header == WHEEL_HEADER and len(rows) == 10

@@ -71,7 +71,7 @@ def test_lateral_friction_never_exceeds_mu_n_in_a_hard_turn(tmp_path, model):
     """A 500 kg car entering a 30° turn at 10 m/s without torque: it slides (lateral demand m·v_y/dt is far above the
     grip), and every wheel's lateral force stays at or below μ·N with N = (500/4 + 2)·g = 1245.87 N."""
     w = make_world(tmp_path, CAR_TURN.format(model=model), dt=0.005)
-    wh = w.physics.wheels
+    wh = w.start().physics.wheels
     wh.omega[:] = 10.0 / 0.2  # wheels already rolling at 10 m/s (R = 0.2 m)
     limit = 0.8 * (500.0 / 4 + 2.0) * G
     peak = np.zeros(4)
@@ -144,7 +144,7 @@ def coast_down(tmp_path, friction: str, steps: int = 100, dt: float = 0.001):
     """A raw robot (zero torque) launched at 2 m/s with its wheels already rolling (ω = v/R); body speeds per step."""
     w = make_world(tmp_path, diff_robot(friction=friction, extra="<init_vel>2 0 0</init_vel>"), dt=dt)
     v = w.vehicles["r"]
-    w.physics.wheels.omega[:] = 2.0 / R_WHEEL
+    w.start().physics.wheels.omega[:] = 2.0 / R_WHEEL
     speeds = []
     for _ in range(steps):
         w.step()
@@ -174,7 +174,7 @@ def test_ward_iagnemma_first_step_force_is_the_rolling_resistance(tmp_path):
     """Step 1 of the coast-down: the wheel rolls exactly (α* = 0) and has no torque nor damping, so its longitudinal
     force is F_rr alone: at v = 2 m/s, −9.5·9.81·(0.0075 + 0.04) = −4.427 N per wheel."""
     w, _ = coast_down(tmp_path, WARD, steps=1)
-    wh = w.physics.wheels
+    wh = w.start().physics.wheels
     assert wh.vx == pytest.approx(np.full(2, 2.0), abs=1e-6)
     assert wh.fx == pytest.approx(ward_iagnemma_frr(wh.vx), rel=1e-9)
     assert wh.fx[0] == pytest.approx(-4.427, abs=1e-3)
@@ -231,7 +231,7 @@ def test_torsen_sends_torque_to_the_gripping_wheel(tmp_path):
         w = make_world(tmp_path, ICE_RIGHT + DRIVETRAIN_CAR.format(drivetrain=drivetrain), dt=0.001,
                        name=f"{drivetrain}.xml")
         v = w.vehicles["car"]
-        w.physics  # noqa: B018 - builds the physics, which gives v.omega its wheel spins
+        w.start()  # builds the physics, which gives v.omega its wheel spins
         grip = []
         for _ in range(500):
             om = v.omega.copy()
@@ -240,7 +240,7 @@ def test_torsen_sends_torque_to_the_gripping_wheel(tmp_path):
             fl, fr = (0.5, 0.5) if drivetrain == "open_rear" else torsen_fractions(om[0], om[1])
             assert t == pytest.approx([-150 * fl, -150 * fr, 0.0, 0.0], rel=1e-12, abs=1e-12)
             grip.append(-t[0])
-        assert w.physics.wheels.params[:, 0] == pytest.approx([0.8, 0.05, 0.8, 0.05])  # the region is seen
+        assert w.start().physics.wheels.params[:, 0] == pytest.approx([0.8, 0.05, 0.8, 0.05])  # the region is seen
         runs[drivetrain] = (v.pose[0], v.twist[0], np.array(grip))
     x_open, v_open, grip_open = runs["open_rear"]
     x_torsen, _, grip_torsen = runs["torsen_rear"]
@@ -269,4 +269,4 @@ def test_ackermann_wheel_angles(tmp_path, steer_deg):
     assert (math.degrees(d_out), math.degrees(d_in)) == pytest.approx((15.87, 26.82), abs=0.01)
     expected = (d_in, d_out) if steer_deg > 0 else (-d_out, -d_in)
     assert (v.wheels[2].yaw, v.wheels[3].yaw) == pytest.approx(expected, abs=1e-12)
-    assert w.physics.wheels.yaw == pytest.approx([0.0, 0.0, *expected], abs=1e-12)  # what friction uses
+    assert w.start().physics.wheels.yaw == pytest.approx([0.0, 0.0, *expected], abs=1e-12)  # what friction uses

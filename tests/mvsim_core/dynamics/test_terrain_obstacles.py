@@ -86,14 +86,14 @@ def front_x(v: Vehicle) -> float:
 
 def obstacles_for(w: mv.World) -> TerrainObstacles:
     """The world's own terrain obstacles once the physics makes them, else a new set driven by :func:`step`."""
-    p = w.physics
+    p = w.start().physics
     own = getattr(p, "terrain_obstacles", None)
     return own if own is not None else TerrainObstacles(p.bodies, p.terrain, p.vehicles)
 
 
 def without_obstacles(w: mv.World) -> mv.World:
     """``w`` with the physics' own terrain obstacles (if it has them) switched off."""
-    own = getattr(w.physics, "terrain_obstacles", None)
+    own = getattr(w.start().physics, "terrain_obstacles", None)
     if own is not None:
         own.enabled = False
     return w
@@ -102,7 +102,7 @@ def without_obstacles(w: mv.World) -> mv.World:
 def step(w: mv.World, obs: TerrainObstacles | None, n: int = 1) -> None:
     """``n`` world steps, each after ``obs.update`` (for the physics' own set, the step's own call then finds
     nothing to do)."""
-    p = w.physics
+    p = w.start().physics
     for _ in range(n):
         if obs is not None:
             obs.update(p.state, p.z, p.pitch, p.roll)
@@ -199,7 +199,7 @@ def test_constant_steep_slope_needs_the_tilted_reference(tmp_path):
     measured from the level through its reference point (upstream's mean wheel height) the slope ahead would be."""
     w = make_world(tmp_path, elevation(lambda x: 0.3 * (x - 1.0)) + robot("r", 1.0, ctrl="twist_ideal",
                                                                            cls="differential_4_wheels"))
-    p = w.physics
+    p = w.start().physics
     step(w, None, 2)
     assert p.pitch[0] == pytest.approx(-math.atan(0.3), abs=1e-6)
     tilted, level = (TerrainObstacles(p.bodies, p.terrain, p.vehicles) for _ in range(2))
@@ -252,7 +252,7 @@ def test_cells_shared_by_two_vehicles_are_reference_counted(tmp_path):
     body = (TERRAINS["platform_1m"][0] + robot("a", 2.35, 0.0, ctrl="twist_ideal", shape=box)
             + robot("b", 2.35, 1.3, ctrl="twist_ideal", shape=box))
     w = make_world(tmp_path, body)
-    p = w.physics
+    p = w.start().physics
     obs = obstacles_for(w)
     obs.update(p.state, p.z, p.pitch, p.roll)
     both = obs.count
@@ -273,7 +273,7 @@ def test_no_square_is_made_on_top_of_a_vehicle(tmp_path):
     """A robot placed with its front 0.1 m over the platform edge: the step cells that would touch it get no square
     (every square keeps the 2 cm skin gap), the ones further out do, and the robot is not shoved."""
     w = make_world(tmp_path, TERRAINS["platform_1m"][0] + robot("r", EDGE + 0.1 - CHASSIS_FRONT, ctrl="twist_ideal"))
-    p = w.physics
+    p = w.start().physics
     obs = obstacles_for(w)
     x0 = p.state[0, 0]
     step(w, obs, 50)
@@ -291,7 +291,7 @@ def test_no_square_is_made_under_another_vehicle(tmp_path):
             + robot("b", 0.0, ctrl="twist_ideal").replace("<init_pose>0.0 0.0 0</init_pose>",
                                                          f"<init_pose3d>{EDGE + 0.05 + 0.4} 0.6 1 0 0 0</init_pose3d>"))
     w = make_world(tmp_path, body)
-    p = w.physics
+    p = w.start().physics
     assert p.z.tolist() == [0.0, 1.0]
     obs = obstacles_for(w)
     b0 = p.state[1, :3].copy()
@@ -329,7 +329,7 @@ def test_band_samples_cover_the_band():
 
 # ---------------------------------------------------------------------------------------------- cost
 def _per_call_us(obs: TerrainObstacles, w: mv.World, n: int = 20000) -> float:
-    p = w.physics
+    p = w.start().physics
     state, z, pitch, roll = p.state, p.z, p.pitch, p.roll
     obs.update(state, z, pitch, roll)
     best = math.inf
@@ -347,7 +347,7 @@ def test_update_is_cheap_on_flat_ground(tmp_path):
     is one compiled check. Timings are printed, not asserted."""
     wall = ('<block name="box"><static>true</static><init_pose>3 0 0</init_pose></block>')
     w = make_world(tmp_path, robot("r", 0.0) + wall)
-    assert w.physics.terrain.flat_z is None  # the block top is terrain ...
+    assert w.start().physics.terrain.flat_z is None  # the block top is terrain ...
     obs = obstacles_for(w)
     assert obs.flat  # ... but not ground these walls are made of
     flat_us = _per_call_us(obs, w)

@@ -87,7 +87,7 @@ def test_wheel_force_segments(viewer_world_file):
     w = mv.load_world(viewer_world_file)
     w.set_pose("r1", 1.0, 2.0, math.pi / 2)
     w.step()
-    ph = w.physics
+    ph = w.start().physics
     k = list(w.vehicles).index("r1")
     s = ph.wheels.start[k]
     ph.wheels.fx[s:s + 2] = (10.0, 0.0)

@@ -272,7 +272,7 @@ def test_noise_statistics(tmp_path):
     w = make_world(tmp_path, vehicle("v", 30.0, -40.0, gnss_xml(sh=sh, sv=sv)), head=georef(), seed=1)
     w.run(0.1)
     sensor = w.vehicles["v"].sensors["gps1"]
-    ctx = w.physics.sensors.ctx
+    ctx = w.start().sensor_scheduler.ctx
     enu = np.array([geodetic_to_enu(f.latitude, f.longitude, f.altitude, LAT0, LON0, H0)
                     for f in (sensor.sample(ctx, 0.1 + 0.1 * i) for i in range(n))])
     err = enu - np.array([30.0, -40.0, 0.0])

@@ -296,10 +296,10 @@ def test_ten_hertz_lidar_stamps(tmp_path):
 
 def test_disabled_scheduler_samples_nothing_and_resumes_on_time(tmp_path):
     w = make_world(tmp_path, ROOM + robot("r1", 0.0, 0.0, 0.0, lidar(nrays=31)))
-    w.physics.sensors.enabled = False
+    w.start().sensor_scheduler.enabled = False
     w.run(0.5)
     assert w.vehicles["r1"].sensors["laser1"].last is None
-    w.physics.sensors.enabled = True
+    w.start().sensor_scheduler.enabled = True
     w.step()
     assert w.vehicles["r1"].sensors["laser1"].last.stamp == pytest.approx(w.time, abs=1e-9)
 
@@ -343,7 +343,7 @@ def test_batched_sensor_poses_match_one_by_one(tmp_path):
               f'<sensor_period>0.1</sensor_period>{NO_NOISE}</sensor>')
     w = make_world(tmp_path, robot("r1", 1.0, 2.0, 40.0, lidar() + tilted) + robot("r2", -3.0, 0.0, -100.0, lidar()))
     w.run(0.1)
-    ctx = w.physics.sensors.ctx
+    ctx = w.start().sensor_scheduler.ctx
     sensors = [*w.vehicles["r1"].sensors.values(), w.vehicles["r2"].sensors["laser1"]]
     rot, pos = ctx.sensor_poses(sensors)
     for i, s in enumerate(sensors):

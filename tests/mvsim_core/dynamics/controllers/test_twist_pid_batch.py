@@ -23,7 +23,7 @@ def trajectory(tmp_path, dyn, monkeypatch, batched: bool):
     monkeypatch.setattr(DifferentialTwistPid, "batchable", property(lambda self: batched))
     (tmp_path / "w.xml").write_text(WORLD.format(dyn=dyn))
     w = mv.load_world(tmp_path / "w.xml", seed=3)
-    assert (w.physics.pid_batch is not None) is batched
+    assert (w.start().physics.pid_batch is not None) is batched
     out = []
     for cmd in ((1.0, 0.0, 0.5), (0.0, 0.0, 0.0), (-0.5, 0.0, -1.0)):
         for v in w.vehicles.values():

@@ -72,7 +72,7 @@ def brute_force(scene: RaycastScene3D, o: np.ndarray, d: np.ndarray, reach: floa
 def test_one_cast_equals_testing_everything(tmp_path, seed):
     w = random_world(tmp_path, seed)
     w.step()
-    ph = w.physics
+    ph = w.start().physics
     scene = RaycastScene3D.from_world(w, ph, parallel=False)
     rng = np.random.default_rng(100 + seed)
     n_sensors, per = 5, 400

@@ -202,7 +202,7 @@ def test_node_transforms_follow_declared_and_live_poses(world):
                                - scene.origin)
     np.testing.assert_allclose(scene.anchors[0], scene.origin)
     # with physics: a teleported vehicle and a spinning wheel
-    ph = world.physics
+    ph = world.start().physics
     live = sg.SceneGeometry(world, ph)
     world.set_pose("r1", -2.0, 0.5, 0.0)
     ph.wheels.phi[0] = 0.7

@@ -1,0 +1,156 @@
+"""The runner (real-time pacing shared by ``mvsim launch`` and ``mvsim_node``), driven with a made-up wall clock that
+moves only when the loop waits: schedule without drift, bounded catch-up and dropped lag, the duration bound, the
+as-fast-as-possible budget, pausing, viewer frames and the status line."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+import mvsim_core as mv
+from mvsim_core.runner import Runner, StatusLine
+
+WORLD = """<mvsim_world version="1.0">
+  <simul_timestep>0.005</simul_timestep>
+  <vehicle name="r1">
+    <dynamics class="differential"><controller class="twist_ideal"/></dynamics>
+    <init_pose>0 0 0</init_pose>
+  </vehicle>
+</mvsim_world>
+"""
+
+
+class FakeWall:
+    def __init__(self, step_cost: float = 0.0) -> None:
+        self.t = 50.0
+        self.step_cost = step_cost  # wall seconds each physics step takes
+        self.waits: list[float] = []
+
+    def __call__(self) -> float:
+        return self.t
+
+    def sleep(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        self.t += max(seconds, 1e-4)
+
+
+@pytest.fixture
+def world(tmp_path):
+    (tmp_path / "w.xml").write_text(WORLD)
+    w = mv.load_world(tmp_path / "w.xml").start()
+    w.vehicles["r1"].set_twist(0.5, 0.0, 0.2)
+    return w
+
+
+def costly(world, wall: FakeWall) -> None:
+    world.add_step_listener(lambda w: setattr(wall, "t", wall.t + wall.step_cost))
+
+
+def test_realtime_schedule_has_no_drift(world):
+    wall = FakeWall()
+    r = Runner(world, realtime_factor=1.0, clock=wall)
+    assert r.run(2.0, wait=wall.sleep) == "duration"
+    assert world.time == pytest.approx(2.0, abs=1e-12)  # exactly the duration, never past it
+    assert wall.t - 50.0 == pytest.approx(2.0, abs=0.011)  # within one 10 ms tick of real time
+    assert r.dropped == 0.0 and r.steps == 400
+
+
+def test_realtime_factor_scales_and_catch_up_is_bounded(world):
+    wall = FakeWall()
+    r = Runner(world, realtime_factor=2.5, max_catchup=1.0, clock=wall)
+    for k in range(1, 101):
+        r.tick(r.anchor_wall + 0.01 * k)
+    assert world.time == pytest.approx(2.5, abs=1e-9)
+    r.tick(r.anchor_wall + 1.0 + 3.0)  # 3 s of wall time lost = 7.5 s of simulated time behind
+    assert world.time == pytest.approx(3.5, abs=1e-9)  # catch up 1.0 s ...
+    assert r.dropped == pytest.approx(6.5, abs=1e-9)  # ... and drop the rest
+
+
+def test_slow_machine_runs_at_its_own_pace_without_dropping(world):
+    """Each 5 ms step costs 8 ms: the simulation runs at 0.625 × real time; lag is dropped at each tick beyond
+    max_catchup, never chased."""
+    wall = FakeWall(step_cost=0.008)
+    costly(world, wall)
+    r = Runner(world, realtime_factor=1.0, max_catchup=0.1, clock=wall)
+    r.run(1.0, wait=wall.sleep)
+    assert world.time == pytest.approx(1.0)
+    assert r.achieved_rtf(wall.t) == pytest.approx(0.625, rel=0.02)
+    assert r.dropped > 0  # the lag grows past 0.1 s and the excess goes
+
+
+def test_as_fast_as_possible_steps_for_one_tick_then_waits_zero(world):
+    wall = FakeWall(step_cost=2.0 ** -10)  # ~0.98 ms per step, exact in binary
+    costly(world, wall)
+    r = Runner(world, realtime_factor=0.0, tick_rate=100.0, clock=wall)
+    n = r.tick(wall.t)
+    assert n == 11  # steps while the 10 ms budget lasts: the 11th starts at 9.77 ms
+    r.run(1.0, wait=wall.sleep)
+    assert world.time == pytest.approx(0.055 + 1.0) and set(wall.waits) == {0.0}
+
+
+def test_paused_runner_only_advances_on_request(world):
+    wall = FakeWall()
+    r = Runner(world, clock=wall)
+    r.paused = True
+    assert r.tick(wall.t + 5.0) == 0 and world.time == 0.0
+    assert r.advance_to(0.25) == 50 and world.time == pytest.approx(0.25)
+
+
+def test_stop_event_and_should_stop(world):
+    import threading
+
+    wall = FakeWall()
+    ev = threading.Event()
+    world.add_step_listener(lambda w: ev.set() if w.time >= 0.5 else None)
+    assert Runner(world, clock=wall).run(stop=ev, wait=wall.sleep) == "stop"
+    assert world.time == pytest.approx(0.5, abs=0.0101)
+    t = world.time
+    assert Runner(world, clock=wall).run(should_stop=lambda: world.time >= t + 0.2, wait=wall.sleep) == "stop"
+    assert world.time == pytest.approx(t + 0.2, abs=0.0101)
+
+
+class Viewer:
+    def __init__(self, wall: FakeWall, close_after: int) -> None:
+        self.wall, self.frames, self.close_after, self.last = wall, [], close_after, -1e9
+
+    def due(self, now: float, behind: bool = False) -> bool:
+        return now - self.last >= 0.05
+
+    def wait_time(self, now: float, behind: bool = False) -> float:
+        return max(0.0, self.last + 0.05 - now)
+
+    def frame(self, rtf: float | None = None) -> bool:
+        self.last = self.wall.t
+        self.frames.append(rtf)
+        return len(self.frames) < self.close_after
+
+
+def test_viewer_frames_at_their_rate_and_closing_stops(world):
+    wall = FakeWall()
+    v = Viewer(wall, close_after=21)
+    r = Runner(world, viewer=v, clock=wall)
+    assert r.run(wait=wall.sleep) == "window closed"
+    assert len(v.frames) == 21 and wall.t - 50.0 == pytest.approx(1.0, abs=0.011)  # 20 frames/s
+    assert v.frames[-1] == pytest.approx(1.0, abs=0.02)  # the achieved real-time factor goes to the window
+
+
+def test_status_line_format(world):
+    out = io.StringIO()
+    wall = FakeWall()
+    r = Runner(world, clock=wall, status=StatusLine(out, extra=lambda: "msgs 7"))
+    r.run(1.2, wait=wall.sleep)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 4  # at 0.5 s, 1.0 s (0.5 s apart) and the final one
+    # 1.2 simulated s over 1.21 wall s: the loop's last wait (to the next tick) comes before it sees the end
+    assert lines[-1] == "sim time     1.200 s | real-time factor    0.99 | vehicles 1 | msgs 7"
+    quiet = io.StringIO()
+    Runner(world, clock=wall, status=StatusLine(quiet, tty_only=True)).run(0.1, wait=wall.sleep)
+    assert quiet.getvalue() == ""  # not a terminal
+
+
+@pytest.mark.parametrize("kwargs", [{"realtime_factor": -1.0}, {"realtime_factor": float("nan")},
+                                    {"tick_rate": 0.0}, {"max_catchup": 0.0}])
+def test_bad_options_are_refused(world, kwargs):
+    with pytest.raises(ValueError, match=next(iter(kwargs))):
+        Runner(world, **kwargs)
