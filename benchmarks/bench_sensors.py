@@ -54,6 +54,7 @@ sys.path.insert(0, str(REPO))
 import numpy as np  # noqa: E402
 
 import mvsim_core as mv  # noqa: E402
+from mvsim_core.geometry.rotations import ypr_from_rotation  # noqa: E402
 
 GOAL_RAYS_PER_S = 5e6
 
@@ -151,7 +152,7 @@ def part_lidar2d(repeat: int, seed: int) -> list[str]:
     origins, angles, heights, exclude = [], [], [], []
     for s in lidars:
         rot, pos = ctx.sensor_pose(s)
-        yaw = math.atan2(rot[1, 0], rot[0, 0])
+        yaw = ypr_from_rotation(rot)[0]
         origins.append(np.tile(pos[:2], (s.nrays, 1)))
         angles.append(yaw + s.angles())
         heights.append(np.full(s.nrays, pos[2]))

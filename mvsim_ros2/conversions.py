@@ -16,7 +16,6 @@ Conventions:
 from __future__ import annotations
 
 import array
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -38,6 +37,8 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import CameraInfo, Image, Imu, LaserScan, NavSatFix, NavSatStatus, PointCloud2, PointField
 from std_msgs.msg import ColorRGBA, Header
 from visualization_msgs.msg import Marker, MarkerArray
+
+from mvsim_core.geometry.rotations import quaternion_from_rotation, quaternion_from_ypr
 
 Pose6 = Sequence[float]
 """(x, y, z, yaw, pitch, roll): m, rad."""
@@ -71,22 +72,6 @@ def header(frame: str, t: float) -> Header:
     return Header(stamp=stamp_msg(t), frame_id=frame)
 
 
-def quaternion_ypr(yaw: float, pitch: float, roll: float) -> tuple[float, float, float, float]:
-    """Quaternion (x, y, z, w) of R = Rz(yaw)·Ry(pitch)·Rx(roll) (rad)."""
-    cy, sy = math.cos(0.5 * yaw), math.sin(0.5 * yaw)
-    cp, sp = math.cos(0.5 * pitch), math.sin(0.5 * pitch)
-    cr, sr = math.cos(0.5 * roll), math.sin(0.5 * roll)
-    return (sr * cp * cy - cr * sp * sy,
-            cr * sp * cy + sr * cp * sy,
-            cr * cp * sy - sr * sp * cy,
-            cr * cp * cy + sr * sp * sy)
-
-
-def quaternion_msg(yaw: float, pitch: float = 0.0, roll: float = 0.0) -> Quaternion:
-    x, y, z, w = quaternion_ypr(yaw, pitch, roll)
-    return Quaternion(x=x, y=y, z=z, w=w)
-
-
 def pose_msg(p: Pose6) -> Pose:
     """``geometry_msgs/Pose`` of an mvsim pose (x, y, z, yaw, pitch, roll)."""
     return set_pose(Pose(), p)
@@ -96,29 +81,13 @@ def set_pose(msg: Pose, p: Pose6) -> Pose:
     """Write an mvsim pose into an existing ``geometry_msgs/Pose`` (in place; returned)."""
     pos, q = msg.position, msg.orientation
     pos.x, pos.y, pos.z = float(p[0]), float(p[1]), float(p[2])
-    q.x, q.y, q.z, q.w = quaternion_ypr(float(p[3]), float(p[4]), float(p[5]))
+    q.x, q.y, q.z, q.w = quaternion_from_ypr(float(p[3]), float(p[4]), float(p[5]))
     return msg
 
 
 def pose2d(x: float, y: float, yaw: float) -> tuple[float, float, float, float, float, float]:
     """The 6-D pose of a planar pose (z = pitch = roll = 0)."""
     return (float(x), float(y), 0.0, float(yaw), 0.0, 0.0)
-
-
-def compose2d(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]:
-    """SE(2) composition a ⊕ b of (x, y, yaw) poses."""
-    c, s = math.cos(a[2]), math.sin(a[2])
-    return (a[0] + c * b[0] - s * b[1], a[1] + s * b[0] + c * b[1], _wrap(a[2] + b[2]))
-
-
-def inverse2d(a: Sequence[float]) -> tuple[float, float, float]:
-    """SE(2) inverse ⊖a of an (x, y, yaw) pose."""
-    c, s = math.cos(a[2]), math.sin(a[2])
-    return (-c * a[0] - s * a[1], s * a[0] - c * a[1], -a[2])
-
-
-def _wrap(a: float) -> float:
-    return (a + math.pi) % (2.0 * math.pi) - math.pi
 
 
 def transform_msg(parent: str, child: str, p: Pose6, t: float) -> TransformStamped:
@@ -131,7 +100,7 @@ def set_transform(msg: TransformStamped, p: Pose6, t: float) -> TransformStamped
     set_stamp(msg.header.stamp, t)
     tr, q = msg.transform.translation, msg.transform.rotation
     tr.x, tr.y, tr.z = float(p[0]), float(p[1]), float(p[2])
-    q.x, q.y, q.z, q.w = quaternion_ypr(float(p[3]), float(p[4]), float(p[5]))
+    q.x, q.y, q.z, q.w = quaternion_from_ypr(float(p[3]), float(p[4]), float(p[5]))
     return msg
 
 
@@ -139,30 +108,9 @@ def transform_matrix_msg(parent: str, child: str, rot: np.ndarray, pos: Sequence
     """``TransformStamped`` of a frame given by its rotation matrix (columns = axes in ``parent``) and origin (m)."""
     tf = TransformStamped(header=header(parent, t), child_frame_id=child)
     tf.transform.translation = Vector3(x=float(pos[0]), y=float(pos[1]), z=float(pos[2]))
-    x, y, z, w = quaternion_from_matrix(rot)
+    x, y, z, w = quaternion_from_rotation(rot)
     tf.transform.rotation = Quaternion(x=x, y=y, z=z, w=w)
     return tf
-
-
-def quaternion_from_matrix(r: np.ndarray) -> tuple[float, float, float, float]:
-    """Quaternion (x, y, z, w), w ≥ 0, of a 3×3 rotation matrix (Shepperd's method)."""
-    r = np.asarray(r, dtype=float)
-    tr = r[0, 0] + r[1, 1] + r[2, 2]
-    if tr > 0.0:
-        s = 2.0 * math.sqrt(tr + 1.0)
-        q = ((r[2, 1] - r[1, 2]) / s, (r[0, 2] - r[2, 0]) / s, (r[1, 0] - r[0, 1]) / s, 0.25 * s)
-    elif r[0, 0] > r[1, 1] and r[0, 0] > r[2, 2]:
-        s = 2.0 * math.sqrt(1.0 + r[0, 0] - r[1, 1] - r[2, 2])
-        q = (0.25 * s, (r[0, 1] + r[1, 0]) / s, (r[0, 2] + r[2, 0]) / s, (r[2, 1] - r[1, 2]) / s)
-    elif r[1, 1] > r[2, 2]:
-        s = 2.0 * math.sqrt(1.0 + r[1, 1] - r[0, 0] - r[2, 2])
-        q = ((r[0, 1] + r[1, 0]) / s, 0.25 * s, (r[1, 2] + r[2, 1]) / s, (r[0, 2] - r[2, 0]) / s)
-    else:
-        s = 2.0 * math.sqrt(1.0 + r[2, 2] - r[0, 0] - r[1, 1])
-        q = ((r[0, 2] + r[2, 0]) / s, (r[1, 2] + r[2, 1]) / s, 0.25 * s, (r[1, 0] - r[0, 1]) / s)
-    if q[3] < 0.0:
-        q = (-q[0], -q[1], -q[2], -q[3])
-    return (float(q[0]), float(q[1]), float(q[2]), float(q[3]))
 
 
 def as_array(typecode: str, values: np.ndarray) -> array.array:

@@ -72,6 +72,7 @@ from pathlib import Path
 from typing import Any
 
 from mvsim_core.errors import ControllerError, MvsimError
+from mvsim_core.geometry.rotations import compose2d, inverse2d
 from mvsim_core.runner import Runner, StatusLine
 
 try:  # ROS 2 is optional at import time, so that `mvsim_node` can say clearly what is missing
@@ -819,7 +820,7 @@ class MvsimNode(Node):
                         cv.set_transform(tfm.transforms[0], odo6, t)
                         k = 1
                     if fake:  # map->odom = ground truth ⊕ odometry⁻¹, so that map->base_link is the true pose
-                        m2o = cv.compose2d((gt[0], gt[1], gt[3]), cv.inverse2d((ox, oy, oyaw)))
+                        m2o = compose2d((gt[0], gt[1], gt[3]), inverse2d((ox, oy, oyaw)))
                         cv.set_transform(tfm.transforms[k], (m2o[0], m2o[1], 0.0, m2o[2], 0.0, 0.0), t)
                     pubs["tf"].publish(tfm)
                     n += 1

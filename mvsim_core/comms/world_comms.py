@@ -63,6 +63,7 @@ from mvsim_core.comms.proto import (
 )
 from mvsim_core.comms.server import DEFAULT_PORT, LOOPBACK
 from mvsim_core.errors import ControllerError
+from mvsim_core.geometry.rotations import compose, relative
 
 log = logging.getLogger("mvsim.comms.world")
 
@@ -96,38 +97,6 @@ class FairLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
-
-
-# ---------------------------------------------------------------------- pose helpers
-def _rotation(yaw: float, pitch: float, roll: float) -> np.ndarray:
-    cy, sy, cp, sp, cr, sr = (math.cos(yaw), math.sin(yaw), math.cos(pitch), math.sin(pitch), math.cos(roll),
-                              math.sin(roll))
-    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                     [-sp, cp * sr, cp * cr]])
-
-
-def _ypr(r: np.ndarray) -> tuple[float, float, float]:
-    yaw = math.atan2(r[1, 0], r[0, 0])
-    pitch = math.atan2(-r[2, 0], math.hypot(r[0, 0], r[1, 0]))
-    roll = math.atan2(r[2, 1], r[2, 2])
-    return yaw, pitch, roll
-
-
-def compose(a: Pose6, b: Pose6) -> Pose6:
-    """SE(3) pose ``a ⊕ b`` (each x, y, z, yaw, pitch, roll; m, rad)."""
-    ra = _rotation(a[3], a[4], a[5])
-    t = np.asarray(a[:3], dtype=float) + ra @ np.asarray(b[:3], dtype=float)
-    yaw, pitch, roll = _ypr(ra @ _rotation(b[3], b[4], b[5]))
-    return (float(t[0]), float(t[1]), float(t[2]), yaw, pitch, roll)
-
-
-def relative(base: Pose6, other: Pose6) -> Pose6:
-    """Pose of ``other`` in the frame of ``base`` (``base ⊖ other``), both in the world frame."""
-    rb = _rotation(base[3], base[4], base[5])
-    t = rb.T @ (np.asarray(other[:3], dtype=float) - np.asarray(base[:3], dtype=float))
-    yaw, pitch, roll = _ypr(rb.T @ _rotation(other[3], other[4], other[5]))
-    return (float(t[0]), float(t[1]), float(t[2]), yaw, pitch, roll)
 
 
 def pose_msg(p: Any, out: Pose_pb2.Pose | None = None) -> Pose_pb2.Pose:

@@ -42,9 +42,12 @@ from typing import Any
 import numba
 import numpy as np
 
+import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
 from mvsim_core.elements.base import WorldElement
 from mvsim_core.elements.elevation_map import ElevationMap
 from mvsim_core.elements.horizontal_plane import HorizontalPlane
+from mvsim_core.geometry.rotation_kernels import rotation_entries
+from mvsim_core.geometry.rotations import rotations
 
 EQUAL_HEIGHTS_TOL = 1e-4
 """m: wheel heights within this of the first wheel's count as flat ground (upstream's shortcut: no fit)."""
@@ -57,28 +60,6 @@ DEFAULT_QUERY_OFFSET = 1.5
 
 KIND_PRISM, KIND_RAMP, KIND_BUMP = 0, 1, 2
 """Block surface kinds: flat top at ``zmax``; ramp rising along local x; semi-cylinder bump across local y."""
-
-
-# ---------------------------------------------------------------------------------------------------------- rotations
-def rotation_matrix(yaw: float, pitch: float, roll: float) -> np.ndarray:
-    """``Rz(yaw) · Ry(pitch) · Rx(roll)`` (MRPT ``CPose3D``), 3×3; maps body-frame vectors to the world frame."""
-    return rotation_matrices(np.array([yaw]), np.array([pitch]), np.array([roll]))[0]
-
-
-def rotation_matrices(yaw: np.ndarray, pitch: np.ndarray, roll: np.ndarray) -> np.ndarray:
-    """Vectorised :func:`rotation_matrix`: (n,) angles (rad) -> (n, 3, 3)."""
-    cy, sy, cp, sp, cr, sr = np.cos(yaw), np.sin(yaw), np.cos(pitch), np.sin(pitch), np.cos(roll), np.sin(roll)
-    rot = np.empty((len(yaw), 3, 3))
-    rot[:, 0, 0] = cy * cp
-    rot[:, 0, 1] = cy * sp * sr - sy * cr
-    rot[:, 0, 2] = cy * sp * cr + sy * sr
-    rot[:, 1, 0] = sy * cp
-    rot[:, 1, 1] = sy * sp * sr + cy * cr
-    rot[:, 1, 2] = sy * sp * cr - cy * sr
-    rot[:, 2, 0] = -sp
-    rot[:, 2, 1] = cp * sr
-    rot[:, 2, 2] = cp * cr
-    return rot
 
 
 def slope_direction(pitch: float, roll: float, yaw: float = 0.0) -> np.ndarray:
@@ -234,7 +215,7 @@ class Terrain:
         if nb == 0:
             return
         pose = np.array(poses, dtype=np.float64).reshape(nb, 6)
-        rot = rotation_matrices(pose[:, 3], pose[:, 4], pose[:, 5])
+        rot = rotations(pose[:, 3], pose[:, 4], pose[:, 5])
         # per block: x, y, z, then columns 0 and 1 of R (block-frame x, y of p = (X, Y, 0) are R[:, k] · (p - t))
         self._pose_tf = np.ascontiguousarray(np.column_stack([pose[:, :3], rot[:, :, 0], rot[:, :, 1]]))
 
@@ -427,13 +408,11 @@ def _contact_points(x, y, yaw, z, pitch, roll, local, half_d, owner, out):  # pr
     """World (x, y) of each wheel's contact point (wheel.x, wheel.y, 0), and its query height z + diameter/2."""
     for w in range(owner.shape[0]):
         v = owner[w]
-        cy, sy = math.cos(yaw[v]), math.sin(yaw[v])
-        cp, sp = math.cos(pitch[v]), math.sin(pitch[v])
-        cr, sr = math.cos(roll[v]), math.sin(roll[v])
+        r00, r01, _, r10, r11, _, r20, r21, _ = rotation_entries(yaw[v], pitch[v], roll[v])
         lx, ly = local[w, 0], local[w, 1]
-        out[w, 0] = x[v] + cy * cp * lx + (cy * sp * sr - sy * cr) * ly
-        out[w, 1] = y[v] + sy * cp * lx + (sy * sp * sr + cy * cr) * ly
-        out[w, 2] = z[v] - sp * lx + cp * sr * ly + half_d[w]
+        out[w, 0] = x[v] + r00 * lx + r01 * ly
+        out[w, 1] = y[v] + r10 * lx + r11 * ly
+        out[w, 2] = z[v] + r20 * lx + r21 * ly + half_d[w]
 
 
 @numba.njit(cache=True)

@@ -63,6 +63,7 @@ import numpy as np
 from numba import njit
 
 import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
+from mvsim_core.geometry.rotation_kernels import rotation_entries
 
 STEP_FACTOR = 0.55
 """A cell is a step when its ground is more than this x the vehicle's mean wheel diameter above the reference."""
@@ -200,9 +201,7 @@ def _band_cells(lx, ly, ld, start, which, state, z, pitch, roll, clearance, cell
             continue
         x0, y0, yaw = state[k, 0], state[k, 1], state[k, 2]
         cy, sy = math.cos(yaw), math.sin(yaw)
-        cp, sp = math.cos(pitch[k]), math.sin(pitch[k])
-        cr, sr = math.cos(roll[k]), math.sin(roll[k])
-        nx, ny, nz = cy * sp * cr + sy * sr, sy * sp * cr - cy * sr, cp * cr  # ground normal, R · (0, 0, 1)
+        _, _, nx, _, _, ny, _, _, nz = rotation_entries(yaw, pitch[k], roll[k])  # ground normal, R · (0, 0, 1)
         gx, gy = (-nx / nz, -ny / nz) if nz > 1e-6 else (0.0, 0.0)
         keys = np.empty(m, dtype=np.int64)
         for i in range(a, b):

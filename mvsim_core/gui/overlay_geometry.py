@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from mvsim_core.sensors.scheduler import rotations
+from mvsim_core.geometry.rotations import rotations
 
 LIDAR2D_COLOR = np.array([255, 0, 0, 255], dtype=np.uint8)
 """Colour of 2D lidar returns."""

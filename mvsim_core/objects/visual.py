@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from mvsim_core.errors import AssetError
+from mvsim_core.geometry.rotations import rotation
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.node import XmlNode
 from mvsim_core.xml.params import Kind, Param, read_params, table_names, warn_unknown_children
@@ -77,12 +78,7 @@ class Visual:
     def transform(self) -> np.ndarray:
         """4×4 model-to-object transform (scale, then yaw-pitch-roll rotation, then offset)."""
         p = self.params
-        cy, sy = math.cos(p["model_yaw"]), math.sin(p["model_yaw"])
-        cp, sp = math.cos(p["model_pitch"]), math.sin(p["model_pitch"])
-        cr, sr = math.cos(p["model_roll"]), math.sin(p["model_roll"])
-        rot = np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                        [-sp, cp * sr, cp * cr]])
+        rot = rotation(p["model_yaw"], p["model_pitch"], p["model_roll"])
         m = np.eye(4)
         m[:3, :3] = rot * p["model_scale"]
         m[:3, 3] = (p["model_offset_x"], p["model_offset_y"], p["model_offset_z"])

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from mvsim_core.geometry.rotations import ypr_from_rotation
 from mvsim_core.sensors.base import Pose3D, Sensor, count_param
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.params import Kind, Param
@@ -61,17 +62,9 @@ class PinholeModel:
         return f"{self.ncols}×{self.nrows}"
 
 
-def ypr_of(rot: np.ndarray) -> tuple[float, float, float]:
-    """(yaw, pitch, roll) in rad of a rotation matrix R = Rz(yaw)·Ry(pitch)·Rx(roll)."""
-    yaw = math.atan2(rot[1, 0], rot[0, 0])
-    pitch = math.atan2(-rot[2, 0], math.hypot(rot[0, 0], rot[1, 0]))
-    roll = math.atan2(rot[2, 1], rot[2, 2])
-    return yaw, pitch, roll
-
-
 def pose_of(rot: np.ndarray, pos: np.ndarray) -> tuple[float, float, float, float, float, float]:
     """(x, y, z, yaw, pitch, roll) (m, rad) of a frame given by its rotation (columns = axes) and origin."""
-    return (float(pos[0]), float(pos[1]), float(pos[2]), *ypr_of(np.asarray(rot)))
+    return (float(pos[0]), float(pos[1]), float(pos[2]), *ypr_from_rotation(np.asarray(rot)))
 
 
 class PinholeAccessors:

@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from mvsim_core.geometry.rotations import quaternion_from_rotation
 from mvsim_core.sensors.base import Sensor
 from mvsim_core.sensors.imu_noise import ImuNoiseModel
 from mvsim_core.xml.params import Kind, Param
@@ -181,7 +182,7 @@ class Imu(Sensor):
             sigma = self.orientation_noise
             if sigma > 0.0:
                 r = r @ so3_exp(rng.normal(0.0, sigma, 3))
-            quat = quaternion_xyzw(r)
+            quat = np.array(quaternion_from_rotation(r, normalize=True))
         return ImuReading(stamp=float(t), angular_velocity=gyro, linear_acceleration=accel, orientation=quat,
                           frame=self.name)
 
@@ -199,23 +200,3 @@ def so3_exp(v: Any) -> np.ndarray:
     if th < 1e-12:
         return np.eye(3) + k
     return np.eye(3) + (math.sin(th) / th) * k + ((1.0 - math.cos(th)) / (th * th)) * (k @ k)
-
-
-def quaternion_xyzw(r: np.ndarray) -> np.ndarray:
-    """Unit quaternion (x, y, z, w), w ≥ 0, of the rotation matrix ``r`` (3×3)."""
-    m = np.asarray(r, dtype=float)
-    tr = m[0, 0] + m[1, 1] + m[2, 2]
-    if tr > 0.0:
-        s = 2.0 * math.sqrt(tr + 1.0)
-        q = np.array([(m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s, 0.25 * s])
-    elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
-        s = 2.0 * math.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2])
-        q = np.array([0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s, (m[2, 1] - m[1, 2]) / s])
-    elif m[1, 1] > m[2, 2]:
-        s = 2.0 * math.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2])
-        q = np.array([(m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s, (m[0, 2] - m[2, 0]) / s])
-    else:
-        s = 2.0 * math.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1])
-        q = np.array([(m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s, (m[1, 0] - m[0, 1]) / s])
-    q /= np.linalg.norm(q)
-    return -q if q[3] < 0.0 else q

@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from mvsim_core.geometry.rotations import ypr_from_rotations
 from mvsim_core.sensors.base import Pose3D, Sensor, count_param
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.params import Kind, Param
@@ -146,9 +147,7 @@ class Lidar2D(Sensor):
         c = ctx.constants("lidar2d", lidars, lambda ls: _batch_constants(ls, ctx))
         n = c.n
         rot, pos = ctx.sensor_poses(lidars)
-        yaw = np.arctan2(rot[:, 1, 0], rot[:, 0, 0])
-        pitch = np.arctan2(-rot[:, 2, 0], np.hypot(rot[:, 0, 0], rot[:, 1, 0]))
-        roll = np.arctan2(rot[:, 2, 1], rot[:, 2, 2])
+        yaw, pitch, roll = ypr_from_rotations(rot)
         noise = np.zeros(0)
         if c.sigma_angle is not None:
             noise = gen.standard_normal(n) * c.sigma_angle

@@ -43,6 +43,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from mvsim_core.geometry.rotations import rotation, ypr_from_rotations
 from mvsim_core.sensors.base import Sensor, count_param
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.params import Kind, Param
@@ -87,8 +88,6 @@ class PointCloud3D:
 
     def world_points(self) -> np.ndarray:
         """(N, 3) float64 returns in the world frame (m)."""
-        from mvsim_core.sensors.scheduler import rotation
-
         x, y, z, yaw, pitch, roll = self.sensor_pose
         return self.points.astype(np.float64) @ rotation(yaw, pitch, roll).T + np.array([x, y, z])
 
@@ -162,9 +161,7 @@ class Lidar3D(Sensor):
         dist, inten = scene.cast(pos, rot, dirs, bounds, reach, owner)
         sigma = [float(s.params["range_std_noise"]) for s in lidars]
         noise = ctx.rng.generator.standard_normal(len(dist)) if any(sg > 0.0 for sg in sigma) else _NO_NOISE
-        yaw = np.arctan2(rot[:, 1, 0], rot[:, 0, 0])
-        pitch = np.arctan2(-rot[:, 2, 0], np.hypot(rot[:, 0, 0], rot[:, 1, 0]))
-        roll = np.arctan2(rot[:, 2, 1], rot[:, 2, 2])
+        yaw, pitch, roll = ypr_from_rotations(rot)
         out: list[PointCloud3D] = []
         for i, s in enumerate(lidars):
             a, b = int(bounds[i]), int(bounds[i + 1])

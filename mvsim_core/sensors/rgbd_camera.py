@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from mvsim_core.geometry.rotations import rotation
 from mvsim_core.sensors.base import Pose3D, Sensor
 from mvsim_core.sensors.camera import (
     CAMERA_DEFAULT_POSE,
@@ -150,7 +151,6 @@ class RgbdCamera(PinholeAccessors, Sensor):
         if not cams:
             return []
         from mvsim_core.sensors.render.renderer import renderer_for
-        from mvsim_core.sensors.scheduler import rotation
 
         renderer = renderer_for(ctx)
         renderer.update_nodes()

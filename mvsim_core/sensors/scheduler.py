@@ -10,12 +10,13 @@ sensor's pose on the vehicle; standalone sensors are posed in the world frame di
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from mvsim_core.geometry.rotations import compose_rt, rotations
 
 if TYPE_CHECKING:
     from mvsim_core.dynamics.physics import Physics
@@ -24,36 +25,6 @@ if TYPE_CHECKING:
 
 SAMPLE_EPS = 1e-6  # s: tolerance of the due test, as upstream
 MAX_CONSTANTS = 64  # cached sensor-batch constants (SensorContext.constants) before the cache starts over
-
-
-def rotation(yaw: float, pitch: float, roll: float) -> np.ndarray:
-    """R = Rz(yaw)·Ry(pitch)·Rx(roll) (MRPT's yaw-pitch-roll convention)."""
-    cy, sy = math.cos(yaw), math.sin(yaw)
-    cp, sp = math.cos(pitch), math.sin(pitch)
-    cr, sr = math.cos(roll), math.sin(roll)
-    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                     [-sp, cp * sr, cp * cr]])
-
-
-def rotations(yaw: np.ndarray, pitch: np.ndarray, roll: np.ndarray) -> np.ndarray:
-    """(n, 3, 3) rotations Rz(yaw)·Ry(pitch)·Rx(roll) of (n,) angles (rad); the batched :func:`rotation`."""
-    cy, sy = np.cos(yaw), np.sin(yaw)
-    cp, sp = np.cos(pitch), np.sin(pitch)
-    cr, sr = np.cos(roll), np.sin(roll)
-    r = np.empty((len(cy), 3, 3))
-    r[:, 0, 0], r[:, 0, 1], r[:, 0, 2] = cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr
-    r[:, 1, 0], r[:, 1, 1], r[:, 1, 2] = sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr
-    r[:, 2, 0], r[:, 2, 1], r[:, 2, 2] = -sp, cp * sr, cp * cr
-    return r
-
-
-def compose(a: tuple, b: tuple) -> tuple[np.ndarray, np.ndarray]:
-    """Pose ``a`` ⊕ pose ``b`` (each x y z yaw pitch roll) as (R 3×3, t 3)."""
-    ra = rotation(a[3], a[4], a[5])
-    rb = rotation(b[3], b[4], b[5])
-    t = np.array(a[:3], dtype=float) + ra @ np.array(b[:3], dtype=float)
-    return ra @ rb, t
 
 
 class SensorContext:
@@ -105,7 +76,7 @@ class SensorContext:
 
     def sensor_pose(self, sensor: Sensor) -> tuple[np.ndarray, np.ndarray]:
         """Sensor frame in the world: rotation (3×3) and position (3,) in m."""
-        return compose(self.host_pose(sensor), sensor.pose)
+        return compose_rt(self.host_pose(sensor), sensor.pose)
 
     def sensor_poses(self, sensors: list[Sensor]) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`sensor_pose` of several sensors at once: rotations (n, 3, 3) and positions (n, 3) in m."""

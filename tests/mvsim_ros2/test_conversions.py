@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from ros_harness import rclpy  # noqa: F401  (skips this module without ROS 2)
 
+from mvsim_core.geometry.rotations import quaternion_from_rotation, quaternion_from_ypr, rotation
 from mvsim_core.io.grid_map import GridMap
 from mvsim_core.sensors.camera import CameraImage, PinholeModel
 from mvsim_core.sensors.gnss import GnssFix
@@ -16,7 +17,6 @@ from mvsim_core.sensors.imu import ImuReading
 from mvsim_core.sensors.lidar2d import LaserScan as CoreScan
 from mvsim_core.sensors.lidar3d import PointCloud3D
 from mvsim_core.sensors.rgbd_camera import RgbdObservation
-from mvsim_core.sensors.scheduler import rotation
 from mvsim_ros2 import conversions as cv
 
 POSE0 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
@@ -29,34 +29,12 @@ def roundtrip(msg):
     return deserialize_message(serialize_message(msg), type(msg))
 
 
-def quat_matrix(x: float, y: float, z: float, w: float) -> np.ndarray:
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
-
-
 # ---------------------------------------------------------------------- small pieces
 @pytest.mark.parametrize("t", [0.0, 0.005, 1.999999999, 12.3456789014, 1e5 + 0.25])
 def test_stamp_round_trip(t: float) -> None:
     s = cv.stamp_msg(t)
     assert 0 <= s.nanosec < 1_000_000_000
     assert cv.stamp_seconds(s) == pytest.approx(t, abs=1e-9)
-
-
-@pytest.mark.parametrize("ypr", [(0.3, 0.0, 0.0), (-2.5, 0.4, -0.7), (math.pi, -1.2, 2.9), (1.0, 0.0, 1.5)])
-def test_quaternion_matches_mvsim_rotation(ypr: tuple[float, float, float]) -> None:
-    q = cv.quaternion_ypr(*ypr)
-    assert sum(v * v for v in q) == pytest.approx(1.0)
-    assert np.allclose(quat_matrix(*q), rotation(*ypr), atol=1e-12)
-    q2 = cv.quaternion_from_matrix(rotation(*ypr))
-    assert np.allclose(quat_matrix(*q2), rotation(*ypr), atol=1e-12) and q2[3] >= 0
-
-
-def test_planar_compose_and_inverse() -> None:
-    a, b = (1.0, 2.0, 0.5), (-0.3, 0.7, 2.0)
-    c = cv.compose2d(a, b)
-    assert cv.compose2d(c, cv.inverse2d(b)) == pytest.approx(a)
-    assert cv.compose2d(a, cv.inverse2d(a)) == pytest.approx((0.0, 0.0, 0.0), abs=1e-12)
 
 
 def test_transform_and_odometry() -> None:
@@ -67,6 +45,20 @@ def test_transform_and_odometry() -> None:
     odo = cv.odometry_msg("odom", "base_link", (1.0, 2.0, 0.0, 0.1, 0.0, 0.0), (0.5, 0.0, 0.2), 2.0)
     assert odo.pose.pose.position.y == 2.0 and odo.twist.twist.linear.x == 0.5 and odo.twist.twist.angular.z == 0.2
     assert cv.stamp_seconds(odo.header.stamp) == 2.0 and odo.child_frame_id == "base_link"
+
+
+def test_pose_and_matrix_transform_quaternions() -> None:
+    """Poses carry the yaw-pitch-roll quaternion as it is (here w < 0); frames given by a matrix get w ≥ 0."""
+    p = cv.pose_msg((1.0, 2.0, 3.0, 4.0, 0.2, -0.1))
+    o = p.orientation
+    assert (p.position.x, p.position.y, p.position.z) == (1.0, 2.0, 3.0)
+    assert (o.x, o.y, o.z, o.w) == quaternion_from_ypr(4.0, 0.2, -0.1) and o.w < 0.0
+    rot = rotation(4.0, 0.2, -0.1)
+    tf = cv.transform_matrix_msg("base_link", "cam", rot, (0.1, 0.0, 0.5), 3.0)
+    q = tf.transform.rotation
+    assert (q.x, q.y, q.z, q.w) == quaternion_from_rotation(rot) and q.w > 0.0
+    assert (q.x, q.y, q.z, q.w) == pytest.approx(tuple(-v for v in quaternion_from_ypr(4.0, 0.2, -0.1)), abs=1e-15)
+    assert (tf.header.frame_id, tf.child_frame_id, tf.transform.translation.z) == ("base_link", "cam", 0.5)
 
 
 # ---------------------------------------------------------------------- sensors

@@ -31,6 +31,7 @@ import numpy as np
 from numba import njit
 
 import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
+from mvsim_core.geometry.rotation_kernels import rotation_entries
 
 KIND_PRISM, KIND_RAMP, KIND_CYLINDER = 0, 1, 2
 
@@ -46,16 +47,6 @@ SOLID_COLS = 33
 
 NO_OWNER = -1
 DEGENERATE_AREA = 1e-12  # m²: a polygon below this area is two-sided
-
-
-def rotation_rows(yaw: float, pitch: float, roll: float) -> np.ndarray:
-    """Rz(yaw)·Ry(pitch)·Rx(roll) (rad) as 9 row-major values."""
-    cy, sy = math.cos(yaw), math.sin(yaw)
-    cp, sp = math.cos(pitch), math.sin(pitch)
-    cr, sr = math.cos(roll), math.sin(roll)
-    return np.array([cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr,
-                     sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr,
-                     -sp, cp * sr, cp * cr])
 
 
 def ccw_polygon(poly: np.ndarray) -> tuple[np.ndarray, bool]:
@@ -141,12 +132,7 @@ def _place(row: np.ndarray, x: float, y: float, z: float, yaw: float, pitch: flo
            ly: float, lz: float, lyaw: float) -> None:
     """Pose = (x, y, z, yaw, pitch, roll) ⊕ (lx, ly, lz, lyaw): a parent pose, then an offset and a turn about the
     parent's z axis (wheels on a vehicle)."""
-    cy, sy = math.cos(yaw), math.sin(yaw)
-    cp, sp = math.cos(pitch), math.sin(pitch)
-    cr, sr = math.cos(roll), math.sin(roll)
-    r00, r01, r02 = cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr
-    r10, r11, r12 = sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr
-    r20, r21, r22 = -sp, cp * sr, cp * cr
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = rotation_entries(yaw, pitch, roll)
     tx = x + r00 * lx + r01 * ly + r02 * lz
     ty = y + r10 * lx + r11 * ly + r12 * lz
     tz = z + r20 * lx + r21 * ly + r22 * lz

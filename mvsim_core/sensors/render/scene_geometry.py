@@ -41,6 +41,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mvsim_core.geometry.rotations import rotations
+
 if TYPE_CHECKING:
     from mvsim_core.dynamics.physics import Physics
     from mvsim_core.world import World
@@ -155,20 +157,6 @@ def rgba(color: Any) -> np.ndarray:
     if len(c) == 3:
         c.append(255)
     return np.clip(np.asarray(c, dtype=np.float64), 0, 255).round().astype(np.uint8)
-
-
-# ---------------------------------------------------------------------------------------------------- rotations
-def rot_z(a: float) -> np.ndarray:
-    c, s = math.cos(a), math.sin(a)
-    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
-
-
-def rot_ypr(yaw: np.ndarray, pitch: np.ndarray, roll: np.ndarray) -> np.ndarray:
-    """(n, 3, 3) rotations Rz(yaw)·Ry(pitch)·Rx(roll) (MVSim's yaw-pitch-roll convention; angles in rad)."""
-    from mvsim_core.sensors.scheduler import rotations
-
-    return rotations(np.asarray(yaw, dtype=np.float64).reshape(-1), np.asarray(pitch, dtype=np.float64).reshape(-1),
-                     np.asarray(roll, dtype=np.float64).reshape(-1))
 
 
 # ---------------------------------------------------------------------------------------------------- builders
@@ -564,7 +552,7 @@ class SceneGeometry:
                 self._ground_grid(el)
             elif isinstance(el, PointCloud):
                 x, y, z, yaw, pitch, roll = p["pose_3d"]
-                r = rot_ypr(yaw, pitch, roll)[0]
+                r = rotations(yaw, pitch, roll)[0]
                 pts = np.asarray(el.points, dtype=np.float64) @ r.T + np.array([x, y, z])
                 self._add(NODE_WORLD, point_part(pts, POINTCLOUD_COLOR, float(p["points_size"])))
         for m in self.world.markers:
@@ -787,7 +775,7 @@ class SceneGeometry:
             else:
                 poses = np.array([v.pose for v in self._vehicles], dtype=np.float64).reshape(-1, 6)
                 vx, vy, vz, vyaw, vp, vr = poses.T
-            rv = rot_ypr(vyaw, vp, vr)
+            rv = rotations(vyaw, vp, vr)
             tv = np.column_stack([vx, vy, vz])
             out[self._vehicle_nodes, :, :3] = rv
             out[self._vehicle_nodes, :, 3] = tv
@@ -797,7 +785,7 @@ class SceneGeometry:
                     wyaw, wphi = ph.wheels.yaw, ph.wheels.phi
                 else:
                     wyaw, wphi = m[:, 3], np.zeros(len(m))
-                rl = rot_ypr(wyaw, wphi, np.zeros(len(m)))
+                rl = rotations(wyaw, wphi, np.zeros(len(m)))
                 k = self._wheel_vehicle
                 out[self._wheel_nodes, :, :3] = rv[k] @ rl
                 out[self._wheel_nodes, :, 3] = tv[k] + np.einsum("nij,nj->ni", rv[k], m[:, :3])
@@ -808,11 +796,11 @@ class SceneGeometry:
                 poses[self._dynamic_rows, 0] = st[:, 0]
                 poses[self._dynamic_rows, 1] = st[:, 1]
                 poses[self._dynamic_rows, 3] = st[:, 2]
-            out[self._block_nodes, :, :3] = rot_ypr(poses[:, 3], poses[:, 4], poses[:, 5])
+            out[self._block_nodes, :, :3] = rotations(poses[:, 3], poses[:, 4], poses[:, 5])
             out[self._block_nodes, :, 3] = poses[:, :3]
         if self._actors:
             poses = np.array([a.pose for a in self._actors], dtype=np.float64).reshape(-1, 6)
-            out[self._actor_nodes, :, :3] = rot_ypr(poses[:, 3], poses[:, 4], poses[:, 5])
+            out[self._actor_nodes, :, :3] = rotations(poses[:, 3], poses[:, 4], poses[:, 5])
             out[self._actor_nodes, :, 3] = poses[:, :3]
         for node, focus, step in self._floating:
             x, y = self.world.vehicles[focus].pose[:2]

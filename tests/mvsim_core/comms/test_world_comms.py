@@ -32,10 +32,8 @@ from mvsim_core.comms.proto import (
 from mvsim_core.comms.world_comms import (
     FairLock,
     camera_message,
-    compose,
     gnss_message,
     lidar3d_message,
-    relative,
     rgbd_message,
 )
 
@@ -361,14 +359,6 @@ def test_gnss_message_from_a_fix():
     m = gnss_message(_Sensor(), fix, 10.0)
     assert (m.latitude, m.longitude, m.altitude, m.fixQuality, m.hdop, m.simTime) == (36.5, -2.25, 100.0, 2, 0.2, 0.4)
     assert list(m.positionCovariance) == [1, 0, 0, 0, 1, 0, 0, 0, 4]
-
-
-def test_pose_composition():
-    a = (1.0, 2.0, 0.0, math.pi / 2, 0.0, 0.0)
-    b = (1.0, 0.0, 0.5, 0.1, 0.0, 0.0)
-    c = compose(a, b)
-    assert c == pytest.approx((1.0, 3.0, 0.5, math.pi / 2 + 0.1, 0.0, 0.0))
-    assert relative(a, c) == pytest.approx(b)
 
 
 def test_fair_lock_serves_in_arrival_order():

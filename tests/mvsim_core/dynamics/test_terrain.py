@@ -24,10 +24,10 @@ from mvsim_core.dynamics.terrain import (
     Terrain,
     initial_z,
     rigid_fit,
-    rotation_matrix,
     slope_direction,
     wheel_arrays,
 )
+from mvsim_core.geometry.rotations import rotation
 
 SLOPE = 0.1  # rise per metre of the tilted elevation maps below
 WHEELS_4 = """
@@ -143,7 +143,7 @@ def test_ramp_half_way(tmp_path):
     z, pitch, roll = t.fit_vehicle(0.0, 0.0, 0.0, xy, np.full(4, 0.6), 0.5, 0.0, 0.0)
     assert z == pytest.approx(lz / 2, abs=1e-9)
     assert pitch == pytest.approx(-math.atan(lz / lx), abs=1e-9) and roll == pytest.approx(0.0, abs=1e-12)
-    assert (rotation_matrix(0.0, pitch, roll) @ [1, 0, 0])[2] > 0  # nose up the ramp
+    assert (rotation(0.0, pitch, roll) @ [1, 0, 0])[2] > 0  # nose up the ramp
 
 
 def test_semi_cylinder_bump_profile(tmp_path):
@@ -192,7 +192,7 @@ def test_slope_along_x(tmp_path):
     z, pitch, roll = fit(t, w, z=0.6)
     assert z == pytest.approx(0.6, abs=1e-9)
     assert pitch == pytest.approx(-math.atan(SLOPE), abs=1e-6) and roll == pytest.approx(0.0, abs=1e-9)
-    assert (rotation_matrix(0.0, pitch, roll) @ [1, 0, 0])[2] > 0
+    assert (rotation(0.0, pitch, roll) @ [1, 0, 0])[2] > 0
     # gravity pulls backwards (downhill) in the vehicle frame
     g = slope_direction(pitch, roll)
     assert g[0] == pytest.approx(-SLOPE / math.sqrt(1 + SLOPE**2)) and g[1] == pytest.approx(0.0, abs=1e-12)
@@ -207,7 +207,7 @@ def test_slope_along_y(tmp_path):
     z, pitch, roll = fit(t, w, x=1.0, y=-1.0, z=0.5)
     assert z == pytest.approx(0.5, abs=1e-9)
     assert pitch == pytest.approx(0.0, abs=1e-9) and roll == pytest.approx(math.atan(SLOPE), abs=1e-6)
-    assert (rotation_matrix(0.0, pitch, roll) @ [0, 1, 0])[2] > 0  # left side up
+    assert (rotation(0.0, pitch, roll) @ [0, 1, 0])[2] > 0  # left side up
 
 
 @pytest.mark.parametrize("yaw", [0.3, 2.0, -2.5])
@@ -215,7 +215,7 @@ def test_any_yaw_gets_the_ground_normal_and_keeps_its_yaw(tmp_path, yaw):
     w = load(tmp_path, RISING_X)
     t = Terrain.from_world(w)
     z, pitch, roll = fit(t, w, x=0.5, y=0.2, yaw=yaw, z=0.65)
-    rot = rotation_matrix(yaw, pitch, roll)
+    rot = rotation(yaw, pitch, roll)
     np.testing.assert_allclose(rot[:, 2], np.array([-SLOPE, 0.0, 1.0]) / math.hypot(SLOPE, 1.0), atol=1e-9)
     assert math.atan2(rot[1, 0], rot[0, 0]) == pytest.approx(yaw, abs=1e-12)
     assert z == pytest.approx(SLOPE * 6.5, abs=1e-9)
@@ -271,7 +271,7 @@ def test_fit_vehicles_batches_several_vehicles(tmp_path):
 def test_rigid_fit_recovers_a_transform():
     rng = np.random.default_rng(0)
     local = np.column_stack([rng.uniform(-1, 1, (6, 2)), np.zeros(6)])
-    rot = rotation_matrix(0.4, -0.2, 0.15)
+    rot = rotation(0.4, -0.2, 0.15)
     t = np.array([1.0, -2.0, 0.5])
     r_fit, t_fit = rigid_fit(local, local @ rot.T + t)
     np.testing.assert_allclose(r_fit, rot, atol=1e-12)

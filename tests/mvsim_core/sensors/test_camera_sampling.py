@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 import mvsim_core as mv
+from mvsim_core.geometry.rotations import rotation
 from mvsim_core.sensors.camera import CameraImage
 from mvsim_core.sensors.render import gl_context
 from mvsim_core.sensors.rgbd_camera import RgbdObservation
-from mvsim_core.sensors.scheduler import rotation
 
 REPO = Path(__file__).resolve().parents[3]
 

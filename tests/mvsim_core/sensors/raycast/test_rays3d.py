@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 import mvsim_core as mv
+from mvsim_core.geometry.rotations import rotations
 from mvsim_core.sensors.raycast.heightfield import cast_heightfield
 from mvsim_core.sensors.raycast.rays3d import RaycastScene3D
 from mvsim_core.sensors.raycast.solids import C_OWNER, hit_solid
-from mvsim_core.sensors.scheduler import rotations
 
 
 def random_world(tmp_path: Path, seed: int) -> mv.World:

@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 
+from mvsim_core.geometry.rotations import rotation
 from mvsim_core.sensors.raycast.solids import (
     C_CIRCLE,
     C_R,
@@ -18,7 +19,6 @@ from mvsim_core.sensors.raycast.solids import (
     SolidTable,
     hit_solid,
     place_solids,
-    rotation_rows,
 )
 
 L_SHAPE = np.array([[0, 0], [2, 0], [2, 1], [1, 1], [1, 2], [0, 2]], dtype=float)  # non-convex, CCW
@@ -57,7 +57,7 @@ def random_ray(rng, centre, spread, pose):
     q = centre + rng.uniform(-spread, spread, 3)
     e = centre + rng.uniform(-1.0, 1.0, 3) - q
     e /= np.linalg.norm(e)
-    r = rotation_rows(*pose[3:]).reshape(3, 3)
+    r = rotation(*pose[3:])
     return r @ q + np.array(pose[:3], dtype=float), r @ e, q, e
 
 
@@ -173,7 +173,7 @@ def test_bounding_circle_and_height_range_follow_the_pose():
     st = SolidTable()
     st.add_prism(np.array([[0, 0], [4, 0], [4, 2], [0, 2]], dtype=float), 0.0, 1.0, (10, 20, 1.0, 0.5, 0.2, 0.1))
     tab, _ = st.arrays()
-    rot = rotation_rows(0.5, 0.2, 0.1).reshape(3, 3)
+    rot = rotation(0.5, 0.2, 0.1)
     assert tab[0, C_R:C_R + 9] == pytest.approx(rot.ravel())
     corners = np.array([[x, y, z] for x in (0, 4) for y in (0, 2) for z in (0, 1)], dtype=float)
     world = corners @ rot.T + [10, 20, 1.0]

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 import mvsim_core as mv
+from mvsim_core.geometry.rotations import rotation
 from mvsim_core.sensors.camera import PinholeModel
 from mvsim_core.sensors.render import gl_context
 from mvsim_core.sensors.render.camera_model import OPTICAL_WRT_BODY, project, world_to_optical
 from mvsim_core.sensors.render.scene_geometry import SceneGeometry
-from mvsim_core.sensors.scheduler import rotation
 
 REPO = Path(__file__).resolve().parents[4]
 K = PinholeModel(320, 240, 160.0, 120.0, 250.0, 250.0)

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 import mvsim_core as mv
+from mvsim_core.geometry.rotations import rotation
 from mvsim_core.sensors.camera import PinholeModel
 from mvsim_core.sensors.render import camera_model as cm
 from mvsim_core.sensors.render import scene_geometry as sg
-from mvsim_core.sensors.scheduler import rotation
 
 REPO = Path(__file__).resolve().parents[4]
 L_SHAPE = np.array([[0, 0], [2, 0], [2, 1], [1, 1], [1, 2], [0, 2]], dtype=float)  # CCW, area 3
