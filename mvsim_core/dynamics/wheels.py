@@ -80,7 +80,6 @@ class WheelArrays:
         self.slope_y = np.zeros(n)
         self.fx = np.zeros(n)
         self.fy = np.zeros(n)
-        self.tau = np.zeros(n)
         self.vx = np.zeros(n)
         self.vy = np.zeros(n)
         for k, v in enumerate(vehicles):

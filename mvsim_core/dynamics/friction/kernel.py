@@ -31,7 +31,14 @@ def wheel_friction(i: int, model: np.ndarray, params: np.ndarray, vx: float, vy:
                    radius: np.ndarray, mass: np.ndarray, iyy: np.ndarray, omega: np.ndarray, tau: float,
                    fz: np.ndarray, gsx: np.ndarray, gsy: np.ndarray, g: float, dt: float) -> tuple[float, float]:
     """Friction force (vehicle frame, N) of wheel ``i`` moving at (vx, vy) (vehicle frame, m/s) under motor torque
-    ``tau`` (N·m, positive forward); updates ``omega[i]``. Arrays as in :func:`friction_step`."""
+    ``tau`` (N·m, positive forward); updates ``omega[i]``.
+
+    Arrays, one entry per wheel: ``model`` int kernel id (0 default, 1 wardiagnemma, 2 ellipse); ``params`` (n, 12)
+    model parameters (columns P_*) with property-region overrides applied; ``yaw`` wheel yaw in the vehicle frame,
+    steering included (rad); ``radius`` (m), ``mass`` (kg), ``iyy`` (kg·m²); ``omega`` spin (rad/s); ``fz`` chassis
+    weight on the wheel (N); ``gsx``, ``gsy`` gravity force along the slope, vehicle frame (N). ``g`` gravity (m/s²),
+    ``dt`` step (s).
+    """
     c = math.cos(yaw[i])
     s = math.sin(yaw[i])
     vwx = c * vx + s * vy
@@ -64,28 +71,3 @@ def wheel_friction(i: int, model: np.ndarray, params: np.ndarray, vx: float, vy:
         f_lon, f_lat, omega[i] = default_wheel_force(vwx, vwy, omega[i], tau, m, g, p[P_MU], p[P_CDAMP],
                                                      p[P_CRR], radius[i], iyy[i], gwx, gwy, dt, extra)
     return c * f_lon - s * f_lat, s * f_lon + c * f_lat
-
-
-@njit(cache=True)
-def friction_step(model: np.ndarray, params: np.ndarray, vx: np.ndarray, vy: np.ndarray, yaw: np.ndarray,
-                  radius: np.ndarray, mass: np.ndarray, iyy: np.ndarray, omega: np.ndarray, tau: np.ndarray,
-                  fz: np.ndarray, gsx: np.ndarray, gsy: np.ndarray, g: float, dt: float,
-                  out_fx: np.ndarray, out_fy: np.ndarray) -> None:
-    """Evaluate every wheel; updates ``omega`` in place and writes the vehicle-frame forces.
-
-    Args:
-        model: int per wheel (0 default, 1 wardiagnemma, 2 ellipse).
-        params: (n, 12) model parameters (columns P_*), with property-region overrides already applied.
-        vx, vy: wheel-centre velocity in the vehicle frame (m/s).
-        yaw: wheel yaw in the vehicle frame, steering included (rad).
-        radius (m), mass (kg), iyy (kg·m²): wheel properties.
-        omega: wheel spin (rad/s), updated.
-        tau: motor torque (N·m, positive forward).
-        fz: chassis weight on the wheel (N).
-        gsx, gsy: gravity force along the slope on the wheel, vehicle frame (N).
-        g: gravity (m/s²). dt: step (s).
-        out_fx, out_fy: force on the vehicle at the wheel, vehicle frame (N).
-    """
-    for i in range(vx.shape[0]):
-        out_fx[i], out_fy[i] = wheel_friction(i, model, params, vx[i], vy[i], yaw, radius, mass, iyy, omega,
-                                              tau[i], fz, gsx, gsy, g, dt)
