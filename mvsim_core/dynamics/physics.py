@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mvsim_core.dynamics.friction.kernel import P_CRR, P_MU
+from mvsim_core.dynamics.friction.base import P_CRR, P_MU
 from mvsim_core.dynamics.vehicle_kernels import post_update, vehicle_forces
 from mvsim_core.dynamics.wheels import WheelArrays
 from mvsim_core.errors import MvsimError
@@ -219,7 +219,7 @@ class Physics:
             c, s = math.cos(yaw), math.sin(yaw)
             px, py = x + c * w.x[i] - s * w.y[i], y + s * w.x[i] + c * w.y[i]
             mu = property_at(self.regions, "friction_mu", px, py, 0.0)
-            if mu is not None and w.model[i] != 2:
+            if mu is not None and w.has_mu[i]:
                 w.params[i, P_MU] = float(mu)
             crr = property_at(self.regions, "friction_C_rr", px, py, 0.0)
             if crr is not None:
