@@ -69,7 +69,7 @@ class Physics:
                                if not b.is_static and not b.is_intangible and name in self.bodies.block_bodies]
         self.regions = [e for e in world.elements if isinstance(e, PropertyRegion)
                         and e.name in ("friction_mu", "friction_C_rr")]
-        self.steered = [k for k, v in enumerate(self.vehicles) if hasattr(v.dynamics, "steer")]
+        self.steered = [k for k, v in enumerate(self.vehicles) if v.dynamics.steerable]
         self.com = self.bodies.local_centers(self.names) if n else np.zeros((0, 2))
         self.chassis_mass = np.array([v.chassis.mass for v in self.vehicles], dtype=float)
         self.wheel_count = np.diff(self.wheels.start).astype(float)

@@ -8,8 +8,9 @@ configure the differentials. Torques in N·m, negative drives forward; wheel spi
 from __future__ import annotations
 
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from mvsim_core.dynamics.controllers.base import Family
 from mvsim_core.dynamics.differentials import DifferentialKind
 from mvsim_core.objects.vehicles.ackermann import ACKERMANN_CHASSIS, ACKERMANN_PARAMS, Ackermann
 from mvsim_core.xml.context import ParseContext
@@ -95,7 +96,7 @@ class AckermannDrivetrain(Ackermann):
     ``.drivetrain_params`` (values of ``DRIVETRAIN_PARAMS``)."""
 
     xml_class = "ackermann_drivetrain"
-    family = "ackermann_drivetrain"
+    family: ClassVar[Family] = Family.ACKERMANN_DRIVETRAIN
     chassis_shape = ACKERMANN_CHASSIS
     PARAMS = ACKERMANN_PARAMS
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import mvsim_core as mv
+from mvsim_core.dynamics.controllers.base import Family
 from mvsim_core.dynamics.differentials import DifferentialKind
 from mvsim_core.objects.vehicles.ackermann_drivetrain import DrivetrainType
 
@@ -28,7 +29,7 @@ def test_defaults(load, dclass):
                                                       ("fl_wheel", 1.3, 1.0), ("fr_wheel", 1.3, -1.0)]
     c = v.chassis
     assert (c.mass, c.zmin, c.zmax, c.color) == (500.0, 0.2, 1.4, (0xE8, 0x30, 0x00, 255))
-    assert c.footprint.tolist() == CHASSIS and type(v.dynamics).family == dclass
+    assert c.footprint.tolist() == CHASSIS and type(v.dynamics).family is Family(dclass)
     p = v.dynamics.params
     assert (p.max_steer_ang_deg, p.f_wheels_x, p.f_wheels_d) == (pytest.approx(math.radians(30)), 1.3, 2.0)
     assert [m.split(": ", 1)[1] for m in w.warnings] == [
