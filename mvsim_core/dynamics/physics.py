@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mvsim_core.dynamics.friction.kernel import P_CRR, P_MU
+from mvsim_core.dynamics.friction.base import P_CRR, P_MU
 from mvsim_core.dynamics.vehicle_kernels import post_update, vehicle_forces
 from mvsim_core.dynamics.wheels import WheelArrays
 from mvsim_core.errors import MvsimError
@@ -72,7 +72,7 @@ class Physics:
                                if not b.is_static and not b.is_intangible and name in self.bodies.block_bodies]
         self.regions = [e for e in world.elements if isinstance(e, PropertyRegion)
                         and e.name in ("friction_mu", "friction_C_rr")]
-        self.steered = [k for k, v in enumerate(self.vehicles) if hasattr(v.dynamics, "steer")]
+        self.steered = [k for k, v in enumerate(self.vehicles) if v.dynamics.steerable]
         self.com = self.bodies.local_centers(self.names) if n else np.zeros((0, 2))
         self.chassis_mass = np.array([v.chassis.mass for v in self.vehicles], dtype=float)
         self.wheel_count = np.diff(self.wheels.start).astype(float)
@@ -217,7 +217,7 @@ class Physics:
             c, s = math.cos(yaw), math.sin(yaw)
             px, py = x + c * w.x[i] - s * w.y[i], y + s * w.x[i] + c * w.y[i]
             mu = property_at(self.regions, "friction_mu", px, py, 0.0)
-            if mu is not None and w.model[i] != 2:
+            if mu is not None and w.has_mu[i]:
                 w.params[i, P_MU] = float(mu)
             crr = property_at(self.regions, "friction_C_rr", px, py, 0.0)
             if crr is not None:

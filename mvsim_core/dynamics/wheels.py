@@ -11,25 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mvsim_core.dynamics.friction.kernel import (
-    N_PARAMS,
-    P_AROLL,
-    P_ASAT,
-    P_CALPHA,
-    P_CALPHAS,
-    P_CDAMP,
-    P_CRR,
-    P_CS,
-    P_CSALPHA,
-    P_MU,
-    P_R1,
-    P_R2,
-    P_SSAT,
-)
-
-_PARAM_COLUMNS = {"mu": P_MU, "C_damping": P_CDAMP, "C_rr": P_CRR, "A_roll": P_AROLL, "R1": P_R1, "R2": P_R2,
-                  "C_s": P_CS, "C_alpha": P_CALPHA, "slip_ratio_saturation": P_SSAT,
-                  "slip_angle_saturation": P_ASAT, "C_alpha_s": P_CALPHAS, "C_s_alpha": P_CSALPHA}
+from mvsim_core.dynamics.friction import FrictionModel
 
 
 class WheelArrays:
@@ -42,10 +24,14 @@ class WheelArrays:
         omega: spin (rad/s, positive rolls forward). phi: spin angle (rad).
         torque: controller torque (N·m, negative drives forward, upstream's sign).
         fz: chassis weight carried (N) = chassis_mass·g / n_wheels.
-        model: friction model id. base_params: (n, 12) friction parameters as declared; params: the same after
+        model: kernel id of the vehicle's friction model (``FrictionModel.kernel_id``).
+        has_mu: whether that model has ``mu`` (and so ``friction_mu`` property regions override it).
+        base_params: (n, FrictionModel.n_columns()) friction parameters as declared, each in its model's column
+            (``FrictionModel.COLUMNS``; columns of other models' parameters are 0); params: the same after
             property-region overrides (``friction_mu`` / ``friction_C_rr``) for this step.
         slope_x, slope_y: gravity force along the slope on each wheel, vehicle frame (N).
         fx, fy: last friction force on the vehicle at each wheel, vehicle frame (N).
+        vx, vy: last velocity of each wheel centre, vehicle frame (m/s).
     """
 
     def __init__(self, vehicles: Sequence, gravity: float) -> None:
@@ -68,19 +54,18 @@ class WheelArrays:
                                                                                            strict=True)]) \
             if n else np.zeros(0)
         self.model = np.zeros(n, dtype=np.int64)
-        self.base_params = np.zeros((n, N_PARAMS))
+        self.has_mu = np.zeros(n, dtype=np.bool_)
+        self.base_params = np.zeros((n, FrictionModel.n_columns()))
         for k, v in enumerate(vehicles):
             s, e = self.start[k], self.start[k + 1]
-            self.model[s:e] = getattr(v.friction, "model_id", 0)
-            for name, col in _PARAM_COLUMNS.items():
-                if name in v.friction.params:
-                    self.base_params[s:e, col] = float(v.friction.params[name])
+            self.model[s:e] = v.friction.kernel_id
+            self.has_mu[s:e] = v.friction.has_mu
+            v.friction.fill_columns(self.base_params[s:e])
         self.params = self.base_params.copy()
         self.slope_x = np.zeros(n)
         self.slope_y = np.zeros(n)
         self.fx = np.zeros(n)
         self.fy = np.zeros(n)
-        self.tau = np.zeros(n)
         self.vx = np.zeros(n)
         self.vy = np.zeros(n)
         for k, v in enumerate(vehicles):

@@ -10,7 +10,8 @@ Per wheel, each physics step of length dt (reference §2.3), in the wheel frame 
   then F_lon −= clamp(G_x, ±(Fmax − |F_lon|)).
 * the force (F_lon, F_lat) is rotated back to the vehicle frame and applied at the contact point.
 
-``mu`` and ``C_rr`` are replaced inside ``friction_mu`` / ``friction_C_rr`` property regions.
+``mu`` and ``C_rr`` are replaced inside ``friction_mu`` / ``friction_C_rr`` property regions. Kernel id 0; its
+parameters use the shared columns ``P_MU``, ``P_CDAMP``, ``P_CRR`` of :mod:`.base`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import math
 from typing import ClassVar
 
-from mvsim_core.dynamics.friction.base import C_DAMPING, C_RR, MU, FrictionModel
+from mvsim_core.dynamics.friction.base import C_DAMPING, C_RR, MU, P_CDAMP, P_CRR, P_MU, FrictionModel
 from mvsim_core.xml.params import Param
 
 
@@ -27,13 +28,13 @@ class DefaultFriction(FrictionModel):
 
     xml_class: ClassVar[str] = "default"
     PARAMS: ClassVar[tuple[Param, ...]] = (MU, C_DAMPING, C_RR)
+    kernel_id: ClassVar[int] = 0
+    COLUMNS: ClassVar[dict[str, int]] = {MU.name: P_MU, C_DAMPING.name: P_CDAMP, C_RR.name: P_CRR}
 
     @property
     def mu(self) -> float:
         """Coulomb friction coefficient."""
         return float(self.params["mu"])
-
-    model_id: ClassVar[int] = 0
 
 
 def default_wheel_force(vwx: float, vwy: float, omega: float, tau: float, m: float, g: float, mu: float,

@@ -1,17 +1,19 @@
 """``<friction class="ellipse">``: tyre forces from slip angle and slip ratio, coupled by a friction ellipse.
 
-Per wheel (reference §2.3), with v the contact-point velocity in the vehicle frame and R the wheel radius:
+Per wheel (reference §2.3), with v the contact-point velocity in the wheel frame (m/s), ω the wheel spin (rad/s)
+and R the wheel radius (m):
 
-* slip angle α = angle between atan2(v_y, v_x) and the wheel heading (folded by π when beyond ±π/2);
+* slip angle α = atan2(v_y, v_x), the angle between v and the wheel heading (folded by π when beyond ±π/2);
 * slip ratio s = clamp((ω·R − v_x)/|ω·R|, ±1), |ω·R| floored at 1e-5;
 * saturation sat(x, x_s) = clamp(x, ±x_s) with α_s = ``slip_angle_saturation`` (rad), s_s = ``slip_ratio_saturation``;
-* force limits (Fz = wheel load, N):
+* force limits (N; Fz = chassis weight carried by the wheel, N):
   Fx_max = Fz·C_s·sat(s, s_s)·sqrt(1 − C_s_alpha·(sat(α, α_s)/α_s)²),
   Fy_max = Fz·C_alpha·sat(α, α_s)·sqrt(1 − C_alpha_s·(sat(s, s_s)/s_s)²);
-* the longitudinal and lateral forces of the default model are clamped to these limits; axle damping and rolling
-  resistance as in :mod:`.default`.
+* the longitudinal and lateral forces of the default model are clamped to these limits instead of mu·m·g; axle
+  damping and rolling resistance as in :mod:`.default`; the room left for the slope force is floored at 0.
 
-There is no ``mu``: ``friction_mu`` property regions do not affect this model (``friction_C_rr`` does).
+There is no ``mu``: ``friction_mu`` property regions do not affect this model (``friction_C_rr`` does). Kernel id 2;
+columns: ``P_CDAMP``, ``P_CRR`` of :mod:`.base` plus ``P_CS`` ... ``P_CSALPHA`` below.
 """
 
 from __future__ import annotations
@@ -19,9 +21,12 @@ from __future__ import annotations
 import math
 from typing import ClassVar
 
-from mvsim_core.dynamics.friction.base import C_DAMPING, C_RR, FrictionModel
+from mvsim_core.dynamics.friction.base import C_DAMPING, C_RR, P_CDAMP, P_CRR, FrictionModel
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.params import Kind, Param
+
+# columns of this model's own parameters in the per-wheel parameter matrix (after those of .wardiagnemma)
+P_CS, P_CALPHA, P_SSAT, P_ASAT, P_CALPHAS, P_CSALPHA = 6, 7, 8, 9, 10, 11
 
 
 class EllipseFriction(FrictionModel):
@@ -29,7 +34,6 @@ class EllipseFriction(FrictionModel):
     slip_ratio_saturation 0.1, C_alpha_s 0.5, C_s_alpha 0.5 (coupling coefficients in [0, 1])."""
 
     xml_class: ClassVar[str] = "ellipse"
-    has_mu: ClassVar[bool] = False
     PARAMS: ClassVar[tuple[Param, ...]] = (
         C_DAMPING, C_RR,
         Param("C_s", Kind.FLOAT, 7.5, min=0.0, doc="longitudinal stiffness coefficient (per unit slip ratio)"),
@@ -41,6 +45,10 @@ class EllipseFriction(FrictionModel):
         Param("C_alpha_s", Kind.FLOAT, 0.5, min=0.0, doc="how much longitudinal slip reduces the lateral force"),
         Param("C_s_alpha", Kind.FLOAT, 0.5, min=0.0, doc="how much slip angle reduces the longitudinal force"),
     )
+    kernel_id: ClassVar[int] = 2
+    COLUMNS: ClassVar[dict[str, int]] = {C_DAMPING.name: P_CDAMP, C_RR.name: P_CRR, "C_s": P_CS, "C_alpha": P_CALPHA,
+                                         "slip_ratio_saturation": P_SSAT, "slip_angle_saturation": P_ASAT,
+                                         "C_alpha_s": P_CALPHAS, "C_s_alpha": P_CSALPHA}
 
     def _validate(self, ctx: ParseContext) -> None:
         for name in ("C_alpha_s", "C_s_alpha"):
@@ -49,12 +57,27 @@ class EllipseFriction(FrictionModel):
                 raise ctx.error(self.where(name), f"<{name}> must be between 0 and 1 (got {v:g}); above 1 the "
                                                   f"friction ellipse takes the square root of a negative number")
 
-    model_id: ClassVar[int] = 2
 
+def ellipse_wheel_force(vwx: float, vwy: float, omega: float, tau: float, m: float, g: float, fz: float,
+                        c_damp: float, c_rr: float, radius: float, iyy: float, gsx: float, gsy: float, dt: float,
+                        c_s: float, c_alpha: float, s_sat: float, a_sat: float, c_alpha_s: float,
+                        c_s_alpha: float) -> tuple[float, float, float]:
+    """One wheel of the ellipse model, in the wheel frame (see the module docstring).
 
-def ellipse_limits(vwx: float, vwy: float, omega: float, radius: float, fz: float, c_s: float, c_alpha: float,
-                   s_sat: float, a_sat: float, c_alpha_s: float, c_s_alpha: float) -> tuple[float, float]:
-    """(|Fx_max|, |Fy_max|) in N from slip ratio and slip angle (module docstring), wheel-frame velocities in m/s."""
+    Args:
+        vwx, vwy: contact-point velocity in the wheel frame (m/s).
+        omega: wheel spin (rad/s, positive rolls forward).
+        tau: motor torque on the wheel (N·m, positive drives forward).
+        m: load mass on the wheel, Fz/g + wheel mass (kg). g: gravity (m/s²). fz: chassis weight on the wheel (N).
+        c_damp (N·m·s/rad), c_rr: axle damping and rolling resistance. radius (m), iyy (kg·m²): wheel.
+        gsx, gsy: gravity force along the slope in the wheel frame (N).
+        dt: step (s).
+        c_s, c_alpha (1/rad), s_sat, a_sat (rad), c_alpha_s, c_s_alpha: the ellipse parameters.
+
+    Returns:
+        (F_lon, F_lat, new omega): forces in the wheel frame (N) and the spin after the step (rad/s).
+    """
+    # force limits from slip angle and slip ratio
     alpha = math.atan2(vwy, vwx) if (vwx != 0.0 or vwy != 0.0) else 0.0
     if alpha > 0.5 * math.pi:
         alpha -= math.pi
@@ -67,6 +90,19 @@ def ellipse_limits(vwx: float, vwy: float, omega: float, radius: float, fz: floa
     sat_s = min(max(s, -s_sat), s_sat)      # sat(s, s_s)
     sa = sat_a / a_sat
     ss = sat_s / s_sat
-    fx = fz * c_s * abs(sat_s) * math.sqrt(max(0.0, 1.0 - c_s_alpha * sa * sa))
-    fy = fz * c_alpha * abs(sat_a) * math.sqrt(max(0.0, 1.0 - c_alpha_s * ss * ss))
-    return fx, fy
+    fx_max = fz * c_s * abs(sat_s) * math.sqrt(max(0.0, 1.0 - c_s_alpha * sa * sa))
+    fy_max = fz * c_alpha * abs(sat_a) * math.sqrt(max(0.0, 1.0 - c_alpha_s * ss * ss))
+    # the default law with these limits instead of the Coulomb one
+    f_lat = -vwy * m / dt - gsy
+    f_lat = min(max(f_lat, -fy_max), fy_max)
+    alpha_des = (vwx / radius - omega) / dt
+    t_rr = 0.0
+    if c_rr > 0.0 and abs(omega) > 1e-4:
+        t_rr = c_rr * m * g * radius * math.tanh(100.0 * omega)
+    t_eff = tau - c_damp * omega - t_rr
+    f_lon = (t_eff - iyy * alpha_des) / radius
+    f_lon = min(max(f_lon, -fx_max), fx_max)
+    omega_new = omega + dt * (t_eff - radius * f_lon) / iyy
+    room = max(fx_max - abs(f_lon), 0.0)
+    f_lon -= min(max(gsx, -room), room)
+    return f_lon, f_lat, omega_new

@@ -1,9 +1,13 @@
-"""All wheels of all vehicles through their friction models in one compiled call per physics step.
+"""All wheels of all vehicles through their friction models, dispatched on each wheel's model in compiled code.
+
+The per-model laws live in the model modules (:mod:`.default`, :mod:`.wardiagnemma`, :mod:`.ellipse`) as plain
+Python, together with the model's kernel id and the columns of its parameters; they are compiled here. This module
+only turns a wheel's velocity into the wheel frame, picks the law by the wheel's kernel id, hands it the parameters
+from the model's columns and turns the force back into the vehicle frame.
 
 Inputs are flat float64 arrays with one entry per wheel (structure of arrays, see
-:class:`mvsim_core.dynamics.wheels.WheelArrays`); the per-model formulas live in the model modules
-(:mod:`.default`, :mod:`.wardiagnemma`, :mod:`.ellipse`). Frames: ``vx, vy`` and the returned forces are in the
-vehicle frame; each wheel's frame is the vehicle frame turned by the wheel yaw.
+:class:`mvsim_core.dynamics.wheels.WheelArrays`). Frames: ``vx, vy`` and the returned forces are in the vehicle frame;
+each wheel's frame is the vehicle frame turned by the wheel yaw.
 """
 
 from __future__ import annotations
@@ -15,23 +19,40 @@ from numba import njit
 
 import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
 from mvsim_core.dynamics.friction import default, ellipse, wardiagnemma
+from mvsim_core.dynamics.friction.base import P_CDAMP, P_CRR, P_MU
+from mvsim_core.dynamics.friction.ellipse import P_ASAT, P_CALPHA, P_CALPHAS, P_CS, P_CSALPHA, P_SSAT
+from mvsim_core.dynamics.friction.wardiagnemma import P_AROLL, P_R1, P_R2
 
-# the model formulas are plain Python in their own modules (readable, importable without numba); compiled here
 default_wheel_force = njit(cache=True)(default.default_wheel_force)
 ward_iagnemma_resistance = njit(cache=True)(wardiagnemma.ward_iagnemma_resistance)
-ellipse_limits = njit(cache=True)(ellipse.ellipse_limits)
+ellipse_wheel_force = njit(cache=True)(ellipse.ellipse_wheel_force)
 
-# columns of the per-wheel parameter matrix
-P_MU, P_CDAMP, P_CRR, P_AROLL, P_R1, P_R2, P_CS, P_CALPHA, P_SSAT, P_ASAT, P_CALPHAS, P_CSALPHA = range(12)
-N_PARAMS = 12
+# kernel ids the dispatch branches on (compile-time constants); every other id, the default model's included, gets
+# the default law
+WARDIAGNEMMA = wardiagnemma.WardIagnemmaFriction.kernel_id
+ELLIPSE = ellipse.EllipseFriction.kernel_id
 
 
 @njit(cache=True)
 def wheel_friction(i: int, model: np.ndarray, params: np.ndarray, vx: float, vy: float, yaw: np.ndarray,
                    radius: np.ndarray, mass: np.ndarray, iyy: np.ndarray, omega: np.ndarray, tau: float,
                    fz: np.ndarray, gsx: np.ndarray, gsy: np.ndarray, g: float, dt: float) -> tuple[float, float]:
-    """Friction force (vehicle frame, N) of wheel ``i`` moving at (vx, vy) (vehicle frame, m/s) under motor torque
-    ``tau`` (N·m, positive forward); updates ``omega[i]``. Arrays as in :func:`friction_step`."""
+    """Friction force on the vehicle (vehicle frame, N) at wheel ``i``; updates ``omega[i]``.
+
+    Args:
+        i: wheel index.
+        model: (W,) int64 kernel id of each wheel's friction model.
+        params: (W, FrictionModel.n_columns()) model parameters in the models' columns, with property-region
+            overrides applied.
+        vx, vy: velocity of wheel ``i``'s centre in the vehicle frame (m/s).
+        yaw: (W,) wheel yaw in the vehicle frame, steering included (rad).
+        radius (m), mass (kg), iyy (kg·m²): (W,) wheel properties.
+        omega: (W,) wheel spin (rad/s, positive rolls forward); entry ``i`` is updated.
+        tau: motor torque on wheel ``i`` (N·m, positive drives forward).
+        fz: (W,) chassis weight on each wheel (N).
+        gsx, gsy: (W,) gravity force along the slope on each wheel, vehicle frame (N).
+        g: gravity (m/s²). dt: step (s).
+    """
     c = math.cos(yaw[i])
     s = math.sin(yaw[i])
     vwx = c * vx + s * vy
@@ -41,51 +62,15 @@ def wheel_friction(i: int, model: np.ndarray, params: np.ndarray, vx: float, vy:
     m = fz[i] / g + mass[i]
     p = params[i]
     mdl = model[i]
-    if mdl == 2:
-        fx_max, fy_max = ellipse_limits(vwx, vwy, omega[i], radius[i], fz[i], p[P_CS], p[P_CALPHA], p[P_SSAT],
-                                        p[P_ASAT], p[P_CALPHAS], p[P_CSALPHA])
-        # the default model with the ellipse limits instead of the Coulomb one
-        f_lat = -vwy * m / dt - gwy
-        f_lat = min(max(f_lat, -fy_max), fy_max)
-        alpha_des = (vwx / radius[i] - omega[i]) / dt
-        t_rr = 0.0
-        if p[P_CRR] > 0.0 and abs(omega[i]) > 1e-4:
-            t_rr = p[P_CRR] * m * g * radius[i] * math.tanh(100.0 * omega[i])
-        t_eff = tau - p[P_CDAMP] * omega[i] - t_rr
-        f_lon = (t_eff - iyy[i] * alpha_des) / radius[i]
-        f_lon = min(max(f_lon, -fx_max), fx_max)
-        omega[i] = omega[i] + dt * (t_eff - radius[i] * f_lon) / iyy[i]
-        room = max(fx_max - abs(f_lon), 0.0)
-        f_lon -= min(max(gwx, -room), room)
+    if mdl == ELLIPSE:
+        f_lon, f_lat, omega[i] = ellipse_wheel_force(vwx, vwy, omega[i], tau, m, g, fz[i], p[P_CDAMP], p[P_CRR],
+                                                     radius[i], iyy[i], gwx, gwy, dt, p[P_CS], p[P_CALPHA],
+                                                     p[P_SSAT], p[P_ASAT], p[P_CALPHAS], p[P_CSALPHA])
     else:
+        # default, and wardiagnemma: the default law plus the Ward-Iagnemma rolling resistance
         extra = 0.0
-        if mdl == 1:
+        if mdl == WARDIAGNEMMA:
             extra = ward_iagnemma_resistance(vwx, m, g, p[P_AROLL], p[P_R1], p[P_R2])
         f_lon, f_lat, omega[i] = default_wheel_force(vwx, vwy, omega[i], tau, m, g, p[P_MU], p[P_CDAMP],
                                                      p[P_CRR], radius[i], iyy[i], gwx, gwy, dt, extra)
     return c * f_lon - s * f_lat, s * f_lon + c * f_lat
-
-
-@njit(cache=True)
-def friction_step(model: np.ndarray, params: np.ndarray, vx: np.ndarray, vy: np.ndarray, yaw: np.ndarray,
-                  radius: np.ndarray, mass: np.ndarray, iyy: np.ndarray, omega: np.ndarray, tau: np.ndarray,
-                  fz: np.ndarray, gsx: np.ndarray, gsy: np.ndarray, g: float, dt: float,
-                  out_fx: np.ndarray, out_fy: np.ndarray) -> None:
-    """Evaluate every wheel; updates ``omega`` in place and writes the vehicle-frame forces.
-
-    Args:
-        model: int per wheel (0 default, 1 wardiagnemma, 2 ellipse).
-        params: (n, 12) model parameters (columns P_*), with property-region overrides already applied.
-        vx, vy: wheel-centre velocity in the vehicle frame (m/s).
-        yaw: wheel yaw in the vehicle frame, steering included (rad).
-        radius (m), mass (kg), iyy (kg·m²): wheel properties.
-        omega: wheel spin (rad/s), updated.
-        tau: motor torque (N·m, positive forward).
-        fz: chassis weight on the wheel (N).
-        gsx, gsy: gravity force along the slope on the wheel, vehicle frame (N).
-        g: gravity (m/s²). dt: step (s).
-        out_fx, out_fy: force on the vehicle at the wheel, vehicle frame (N).
-    """
-    for i in range(vx.shape[0]):
-        out_fx[i], out_fy[i] = wheel_friction(i, model, params, vx[i], vy[i], yaw, radius, mass, iyy, omega,
-                                              tau[i], fz, gsx, gsy, g, dt)

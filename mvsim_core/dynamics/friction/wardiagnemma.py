@@ -9,6 +9,9 @@ with v_x the wheel's longitudinal speed (m/s): R1 is the static part reached qui
 quickly), R2 the part growing linearly with speed (s/m). It acts as the equivalent axle torque R·F_rr, so the
 rolling wheel and the vehicle slow down together: a = ΣF_rr / (M + Σ I/R²). (Upstream adds F_rr to the contact
 force before the wheel-spin update; there it spins the wheel up and cancels from the second step on.)
+
+Kernel id 1: the kernel adds F_rr (:func:`ward_iagnemma_resistance`) to the law of :mod:`.default`. Columns: the
+shared ones of :mod:`.base` plus ``P_AROLL``, ``P_R1``, ``P_R2``.
 """
 
 from __future__ import annotations
@@ -16,8 +19,11 @@ from __future__ import annotations
 import math
 from typing import ClassVar
 
-from mvsim_core.dynamics.friction.base import C_DAMPING, C_RR, MU, FrictionModel
+from mvsim_core.dynamics.friction.base import C_DAMPING, C_RR, MU, P_CDAMP, P_CRR, P_MU, FrictionModel
 from mvsim_core.xml.params import Kind, Param
+
+# columns of this model's own parameters in the per-wheel parameter matrix (after the shared ones of .base)
+P_AROLL, P_R1, P_R2 = 3, 4, 5
 
 
 class WardIagnemmaFriction(FrictionModel):
@@ -30,13 +36,14 @@ class WardIagnemmaFriction(FrictionModel):
         Param("R1", Kind.FLOAT, 0.0075, min=0.0, doc="static rolling resistance coefficient"),
         Param("R2", Kind.FLOAT, 0.02, "s/m", min=0.0, doc="speed-proportional rolling resistance coefficient"),
     )
+    kernel_id: ClassVar[int] = 1
+    COLUMNS: ClassVar[dict[str, int]] = {MU.name: P_MU, C_DAMPING.name: P_CDAMP, C_RR.name: P_CRR,
+                                         "A_roll": P_AROLL, "R1": P_R1, "R2": P_R2}
 
     @property
     def mu(self) -> float:
         """Coulomb friction coefficient."""
         return float(self.params["mu"])
-
-    model_id: ClassVar[int] = 1
 
 
 def ward_iagnemma_resistance(vwx: float, m: float, g: float, a_roll: float, r1: float, r2: float) -> float:

@@ -5,6 +5,7 @@ The front wheels always sit at x = ``f_wheels_x`` and y = ±``f_wheels_d``/2, wh
 
 import math
 
+from mvsim_core.dynamics.controllers.base import Family
 from mvsim_core.objects.vehicles.base import VehicleDynamics
 from mvsim_core.objects.wheel import Wheel
 from mvsim_core.xml.params import Kind, Param, ParamValues
@@ -22,7 +23,8 @@ class Ackermann(VehicleDynamics):
     """Wheels ``rl_wheel`` (0, 0.9), ``rr_wheel`` (0, -0.9), ``fl_wheel``, ``fr_wheel`` (front axle)."""
 
     xml_class = "ackermann"
-    family = "ackermann"
+    family = Family.ACKERMANN
+    steerable = True
     wheel_slots = (("rl_wheel", (0.0, 0.9)), ("rr_wheel", (0.0, -0.9)),
                    ("fl_wheel", (1.3, 1.0)), ("fr_wheel", (1.3, -1.0)))
     chassis_mass = 500.0

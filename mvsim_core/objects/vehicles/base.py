@@ -1,8 +1,10 @@
 """Vehicles: ``<vehicle:class>`` definitions, ``<vehicle>`` instances and the dynamics-class registry (§1.11).
 
 A dynamics class (one file each in this package) declares its wheels with their default positions, its chassis
-defaults, its extra parameters and the controller family it takes. :func:`build_vehicle` reads an instance node and
-its class node together — the instance wins — with ``<include>``s inside either expanded in place.
+defaults, its extra parameters, the controller family it takes, whether it steers and which wheels take a
+differential controller's left/right torques. :meth:`VehicleDynamics.from_string` finds a class by its name in world
+files. :func:`build_vehicle` reads an instance node and its class node together — the instance wins — with
+``<include>``s inside either expanded in place.
 """
 
 from __future__ import annotations
@@ -10,10 +12,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, ClassVar
 
 import numpy as np
 
+from mvsim_core.dynamics.controllers.base import Family
 from mvsim_core.objects.block import _footprint_from_visuals, parse_shape
 from mvsim_core.objects.simulable import SIMULABLE_TAGS, SimulableSpec, parse_simulable
 from mvsim_core.objects.visual import Visual, parse_visuals
@@ -30,19 +34,39 @@ VEHICLE_TAGS = frozenset({"dynamics", "friction", "sensor", "visual", "odometry"
                           "auto_start_recording"}) | SIMULABLE_TAGS
 
 
+class WheelSide(str, Enum):
+    """Which torque of a differential controller (left or right) drives a wheel; ``lr_pattern`` gives one per wheel,
+    None for a wheel that gets no torque (a caster). The values are the letters ``"l"`` and ``"r"``."""
+
+    LEFT = "l"
+    RIGHT = "r"
+
+    def pick(self, left: float, right: float) -> float:
+        """``left`` for a left wheel, ``right`` for a right one."""
+        return left if self is WheelSide.LEFT else right
+
+
 class VehicleDynamics:
     """Base of the dynamics classes (``<dynamics class="...">``).
 
-    Class attributes:
+    Class attributes (declared by each class):
         xml_class: the class name in world files.
-        family: controller family (``differential``, ``ackermann`` or ``ackermann_drivetrain``).
-        wheel_slots: (tag, default (x, y)) of each wheel, in upstream's wheel order.
-        chassis_mass, chassis_zmin, chassis_zmax, chassis_color, chassis_shape: chassis defaults.
+        family: controller family (:class:`~mvsim_core.dynamics.controllers.base.Family`).
+        steerable: whether the class turns wheels (has ``steer(veh, angle)``); the physics then copies the wheel
+            yaws to the wheel arrays and bodies every step.
+        wheel_slots: (tag, default (x, y) in m, vehicle frame) of each wheel, in upstream's wheel order.
+        chassis_mass (kg), chassis_zmin, chassis_zmax (m), chassis_color, chassis_shape ((x, y) in m, vehicle
+            frame): chassis defaults.
         PARAMS: extra child parameters of ``<dynamics>``.
+        lr_pattern: the :class:`WheelSide` (or None: no torque) of each wheel, for differential controllers.
+
+    Class attributes (derived):
+        registry: xml class -> dynamics class, filled when a class is defined.
     """
 
     xml_class: ClassVar[str] = ""
-    family: ClassVar[str] = ""
+    family: ClassVar[Family]
+    steerable: ClassVar[bool] = False
     wheel_slots: ClassVar[tuple[tuple[str, tuple[float, float]], ...]] = ()
     chassis_mass: ClassVar[float] = 15.0
     chassis_zmin: ClassVar[float] = 0.05
@@ -50,26 +74,40 @@ class VehicleDynamics:
     chassis_color: ClassVar[Color] = (255, 0, 0, 255)
     chassis_shape: ClassVar[tuple[tuple[float, float], ...]] = ()
     PARAMS: ClassVar[tuple[Param, ...]] = ()
+    lr_pattern: ClassVar[tuple[WheelSide | None, ...]] = (WheelSide.LEFT, WheelSide.RIGHT)
     registry: ClassVar[dict[str, type[VehicleDynamics]]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if cls.xml_class:
+            if not isinstance(getattr(cls, "family", None), Family):
+                raise TypeError(f"dynamics class {cls.xml_class} declares no controller family")
+            if cls.steerable != callable(getattr(cls, "steer", None)):
+                raise TypeError(f"dynamics class {cls.xml_class}: steerable must be True exactly when it has steer()")
             VehicleDynamics.registry[cls.xml_class] = cls
+
+    @classmethod
+    def from_string(cls, name: str) -> type[VehicleDynamics]:
+        """The dynamics class whose ``xml_class`` is ``name``.
+
+        Raises:
+            ValueError: unknown name; the message lists the known ones.
+        """
+        found = VehicleDynamics.registry.get(name)
+        if found is None:
+            raise ValueError(f"unknown dynamics class '{name}'; known classes: {', '.join(VehicleDynamics.registry)}")
+        return found
 
     def __init__(self, params: ParamValues, wheels: list[Wheel]) -> None:
         self.params = params
         self.wheels = wheels
 
     # ------------------------------------------------------------------ run time: torques
-    # which wheels take the left / right torque of a differential controller (None: no torque)
-    lr_pattern: ClassVar[tuple[str | None, ...]] = ("l", "r")
-
     def set_lr_torques(self, veh: Vehicle, left: float, right: float) -> None:
         """Left/right wheel torques (N·m, negative drives forward) spread over the wheels by ``lr_pattern``."""
         t = veh.torques
         for i, side in enumerate(self.lr_pattern):
-            t[i] = left if side == "l" else right if side == "r" else 0.0
+            t[i] = 0.0 if side is None else side.pick(left, right)
 
     @classmethod
     def adjust_wheels(cls, wheels: list[Wheel], params: ParamValues) -> None:
@@ -258,10 +296,10 @@ def build_vehicle(inst: XmlNode, cls_node: XmlNode | None, ctx: ParseContext, *,
     if not dclass:
         raise ctx.error(dyn, "<dynamics> needs a class=\"...\" attribute; classes: "
                              f"{', '.join(VehicleDynamics.registry)}")
-    dcls = VehicleDynamics.registry.get(dclass)
-    if dcls is None:
-        raise ctx.error(dyn, f"unknown dynamics class '{dclass}'; known classes: "
-                             f"{', '.join(VehicleDynamics.registry)}", attr="class")
+    try:
+        dcls = VehicleDynamics.from_string(dclass)
+    except ValueError as e:
+        raise ctx.error(dyn, str(e), attr="class") from None
 
     known = {s for s, _ in dcls.wheel_slots} | {p.name for p in dcls.PARAMS} | {"chassis", "controller"}
     known |= dcls.extra_tags()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mvsim_core.dynamics.differentials import open_split, torsen_split
+from mvsim_core.dynamics.differentials import DifferentialKind, open_split, torsen_split
 
 
 def test_open_split():
@@ -27,3 +27,20 @@ def test_torsen_sends_torque_to_the_slower_shaft():
 
 def test_torsen_uses_magnitudes():
     assert torsen_split(-30.0, -10.0, 1.5, 0.5) == pytest.approx(torsen_split(30.0, 10.0, 1.5, 0.5))
+
+
+# ---------------------------------------------------------------------- the kinds
+@pytest.mark.parametrize("kind", list(DifferentialKind))
+def test_kind_from_string_round_trip(kind):
+    assert DifferentialKind.from_string(kind.value) is kind
+
+
+def test_kind_from_string_unknown_lists_known():
+    with pytest.raises(ValueError, match=r"^unknown differential 'limited_slip'; known: open, torsen$"):
+        DifferentialKind.from_string("limited_slip")
+
+
+@pytest.mark.parametrize(("w1", "w2"), [(30.0, 10.0), (10.0, 30.0), (0.0, 4.0), (-5.0, 7.0)])
+def test_each_kind_carries_its_split(w1, w2):
+    assert DifferentialKind.OPEN.split(w1, w2, 1.5, 0.3) == open_split(0.3)
+    assert DifferentialKind.TORSEN.split(w1, w2, 1.5, 0.3) == torsen_split(w1, w2, 1.5, 0.3)

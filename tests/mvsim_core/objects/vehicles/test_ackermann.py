@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 import mvsim_core as mv
+from mvsim_core.dynamics.controllers.base import Family
+from mvsim_core.dynamics.differentials import DifferentialKind
 from mvsim_core.objects.vehicles.ackermann_drivetrain import DrivetrainType
 
 CHASSIS = [[-0.8, -1.0], [-0.8, 1.0], [1.5, 0.9], [1.8, 0.8], [1.8, -0.8], [1.5, -0.9]]
@@ -26,7 +29,7 @@ def test_defaults(load, dclass):
                                                       ("fl_wheel", 1.3, 1.0), ("fr_wheel", 1.3, -1.0)]
     c = v.chassis
     assert (c.mass, c.zmin, c.zmax, c.color) == (500.0, 0.2, 1.4, (0xE8, 0x30, 0x00, 255))
-    assert c.footprint.tolist() == CHASSIS and type(v.dynamics).family == dclass
+    assert c.footprint.tolist() == CHASSIS and type(v.dynamics).family is Family(dclass)
     p = v.dynamics.params
     assert (p.max_steer_ang_deg, p.f_wheels_x, p.f_wheels_d) == (pytest.approx(math.radians(30)), 1.3, 2.0)
     assert [m.split(": ", 1)[1] for m in w.warnings] == [
@@ -83,3 +86,47 @@ def test_drivetrain_errors(load, drivetrain, line, message):
 def test_drivetrain_unknown_child_warns(load):
     w = load(car("ackermann_drivetrain", WHEELS + "<drivetrain>\n<center_split>1</center_split></drivetrain>"))
     assert w.warnings == [f"{w.path}:3: unknown tag <center_split> in <drivetrain> is ignored"]
+
+
+# ---------------------------------------------------------------------- DrivetrainType carries its behaviour
+def test_drivetrain_from_string_unknown_lists_known():
+    with pytest.raises(ValueError, match=r"^unknown drivetrain type 'awd'; known: open_front, open_rear, open_4wd, "
+                                         r"torsen_front, torsen_rear, torsen_4wd$"):
+        DrivetrainType.from_string("awd")
+
+
+@pytest.mark.parametrize("dtype", list(DrivetrainType))
+def test_drivetrain_members_match_their_names(dtype):
+    kind, axles = dtype.value.split("_")
+    assert dtype.differential is DifferentialKind.from_string(kind)
+    assert dtype.front_rear == {"front": (1.0, 0.0), "rear": (0.0, 1.0), "4wd": None}[axles]
+
+
+PARAMS = {"front_rear_split": 0.4, "front_rear_bias": 1.5, "front_left_right_split": 0.5,
+          "front_left_right_bias": 1.5, "rear_left_right_split": 0.5, "rear_left_right_bias": 1.5}
+
+
+@pytest.mark.parametrize("dtype", list(DrivetrainType))
+def test_wheel_torques_of_each_type(dtype):
+    omega = np.array([10.0, 10.0, 30.0, 10.0])  # rl, rr, fl (spinning), fr
+    t_rl, t_rr, t_fl, t_fr = dtype.wheel_torques(-100.0, omega, PARAMS)
+    assert t_rl + t_rr + t_fl + t_fr == pytest.approx(-100.0)
+    axles = dtype.value.split("_")[1]
+    assert (t_fl == 0.0 and t_fr == 0.0) == (axles == "rear")
+    assert (t_rl == 0.0 and t_rr == 0.0) == (axles == "front")
+    if axles == "rear":
+        return
+    if dtype.differential is DifferentialKind.OPEN:
+        assert t_fl == pytest.approx(t_fr)  # split 0.5 whatever the spins
+    else:
+        # fl spins at 30 rad/s > 1.5 · 10: Δ = (30 − 15)/30 = 0.5, so fl gets 0.5·0.5, the gripping fr 0.5·1.5
+        assert t_fr == pytest.approx(3.0 * t_fl)
+
+
+def test_set_drive_torque_writes_the_wheel_torques(load):
+    v = load(car("ackermann_drivetrain", WHEELS + '<drivetrain type="open_4wd"><front_rear_split>0.25'
+                                                  "</front_rear_split></drivetrain>")).vehicles["c"]
+    v.torques = np.zeros(4)
+    v.omega = np.zeros(4)
+    v.dynamics.set_drive_torque(v, -8.0)
+    assert v.torques.tolist() == [-3.0, -3.0, -1.0, -1.0]  # rl, rr, fl, fr

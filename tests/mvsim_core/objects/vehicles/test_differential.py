@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from mvsim_core.dynamics.controllers.base import Family
 from mvsim_core.objects.vehicles.base import VehicleDynamics
 from mvsim_core.objects.vehicles.differential import Differential
 from mvsim_core.objects.vehicles.differential_3_wheels import Differential3Wheels
@@ -22,14 +23,14 @@ WHEELS = {
 def test_registry():
     for name, cls in [("differential", Differential), ("differential_3_wheels", Differential3Wheels),
                       ("differential_4_wheels", Differential4Wheels)]:
-        assert VehicleDynamics.registry[name] is cls and cls.family == "differential"
+        assert VehicleDynamics.registry[name] is cls and cls.family is Family.DIFFERENTIAL
 
 
 @pytest.mark.parametrize("dclass", list(WHEELS))
 def test_defaults(load, dclass):
     w = load(f'<vehicle name="v">\n<dynamics class="{dclass}"/><init_pose>0 0 0</init_pose></vehicle>')
     v = w.vehicles["v"]
-    assert v.dynamics.xml_class == dclass and type(v.dynamics).family == "differential"
+    assert v.dynamics.xml_class == dclass and type(v.dynamics).family is Family.DIFFERENTIAL
     assert [(x.name, x.x, x.y) for x in v.wheels] == WHEELS[dclass]
     assert all((x.mass, x.diameter, x.inertia) == (2.0, 0.4, pytest.approx(0.04)) for x in v.wheels)
     c = v.chassis

@@ -1,0 +1,36 @@
+"""WheelArrays: each wheel's friction kernel id, whether it has mu, and its parameters in its model's columns."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import mvsim_core as mv
+from mvsim_core.dynamics.friction import FrictionModel
+
+FRICTIONS = {"d": '<friction class="default"><mu>0.3</mu></friction>',
+             "w": '<friction class="wardiagnemma"><R1>0.02</R1></friction>',
+             "e": '<friction class="ellipse"><C_s>5</C_s></friction>'}
+
+
+def _world(tmp_path):
+    body = "".join(f'<vehicle name="{n}"><dynamics class="{"differential_3_wheels" if n == "w" else "differential"}"/>'
+                   f'{f}<init_pose>{3 * k} 0 0</init_pose></vehicle>' for k, (n, f) in enumerate(FRICTIONS.items()))
+    (tmp_path / "w.xml").write_text(f'<mvsim_world version="1.0">{body}</mvsim_world>')
+    return mv.load_world(tmp_path / "w.xml")
+
+
+def test_friction_columns_per_wheel(tmp_path):
+    w = _world(tmp_path)
+    arr = w.physics.wheels
+    assert arr.base_params.shape == (7, FrictionModel.n_columns())
+    assert not hasattr(arr, "tau")
+    for k, v in enumerate(w.vehicles.values()):
+        s, e = arr.start[k], arr.start[k + 1]
+        cls = type(v.friction)
+        assert (arr.model[s:e] == cls.kernel_id).all() and (arr.has_mu[s:e] == cls.has_mu).all()
+        expected = np.zeros(FrictionModel.n_columns())
+        for name, col in cls.COLUMNS.items():
+            expected[col] = v.friction.params[name]
+        assert (arr.base_params[s:e] == expected).all()
+    assert arr.base_params[0, cls.COLUMNS["C_s"]] == 0.0  # a default-model wheel has no ellipse parameters
+    assert list(arr.has_mu) == [True] * 5 + [False] * 2
