@@ -6,7 +6,8 @@ bit-identically; refactors compare before and after with it.
 
 Worlds: the C++ reference-trajectory worlds with their command schedules (``../shared/reference-trajectories``),
 upstream's example and test worlds (``../shared/worlds``) and ours (``worlds/``), each run with every twist
-controller commanded (0.6 m/s, 0.3 rad/s). Cameras are left out (their pictures come from Mesa, not from us).
+controller commanded (0.6 m/s, 0.3 rad/s), and a differential robot with twist_pid on each friction model.
+Cameras are left out (their pictures come from Mesa, not from us).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import argparse
 import hashlib
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +29,24 @@ sys.path.insert(0, str(REPO))
 import mvsim_core as mv  # noqa: E402
 
 NO_PICTURES = ("camera", "rgbd_camera")
+
+FRICTION_WORLD = """<mvsim_world version="1.0">
+  <simul_timestep>0.005</simul_timestep>
+  <element class="horizontal_plane"><x_min>-40</x_min><y_min>-40</y_min><x_max>40</x_max><y_max>40</y_max></element>
+  <vehicle name="r1">
+    <dynamics class="differential_4_wheels">
+      <controller class="twist_pid"><KP>10</KP><KI>2</KI><max_torque>20</max_torque></controller>
+    </dynamics>
+    <friction class="{model}">{params}</friction>
+    <init_pose>0 0 0</init_pose>
+  </vehicle>
+</mvsim_world>
+"""
+FRICTION_PARAMS = {
+    "default": "<mu>0.5</mu><C_damping>0.05</C_damping><C_rr>0.02</C_rr>",
+    "wardiagnemma": "<mu>0.5</mu><C_damping>0.05</C_damping><A_roll>50</A_roll><R1>0.0075</R1><R2>0.02</R2>",
+    "ellipse": "<C_damping>0.05</C_damping><C_alpha>8.5</C_alpha><C_s>7.5</C_s>",
+}
 
 
 def worlds() -> list[tuple[str, Path, list[tuple[float, float, float]] | None]]:
@@ -41,6 +61,11 @@ def worlds() -> list[tuple[str, Path, list[tuple[float, float, float]] | None]]:
         out.append((f"cpp/{parts[1]}", cpp / "worlds" / f"{parts[2]}.world.xml", sched))  # type: ignore[misc]
     out.append(("ref_diff_small_robot", SHARED / "reference-trajectories" / "ref_diff_small_robot.world.xml",
                 [(3.0, 1.0, 0.0), (99.0, 0.5, 0.5)]))
+    tmp = Path(tempfile.mkdtemp(prefix="mvsim-fingerprint-"))
+    for model, params in FRICTION_PARAMS.items():
+        p = tmp / f"friction_{model}.world.xml"
+        p.write_text(FRICTION_WORLD.format(model=model, params=params))
+        out.append((f"friction/{model}+twist_pid", p, [(2.0, 1.5, 0.0), (99.0, 1.0, 1.5)]))
     for d in (SHARED / "worlds" / "mvsim_tutorial", SHARED / "worlds" / "tests", REPO / "worlds"):
         for p in sorted(d.glob("*.world.xml")):
             out.append((f"{d.name}/{p.name}", p, None))
@@ -94,6 +119,7 @@ def main() -> int:
     args = ap.parse_args()
     for label, path, sched in worlds():
         secs = max(args.seconds, sched[-1][0]) if sched is not None and "cpp/" in label else args.seconds
+        secs = 6.0 if label.startswith("friction/") else secs
         try:
             fp = fingerprint(path, sched, secs)
         except Exception as e:  # noqa: BLE001 - a world that fails is part of the fingerprint
