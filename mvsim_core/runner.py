@@ -1,0 +1,1 @@
+"""Real-time pacing of a World (being written)."""
