@@ -9,7 +9,9 @@ the same command on an unmodified copy: every contract must be kept, except the 
 
 from __future__ import annotations
 
+import configparser
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -96,6 +98,20 @@ def test_render_and_gui_may_import_gl(tree: Path) -> None:
     r = _lint_imports(tree, "headless-no-gl")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "Contracts: 1 kept, 0 broken." in r.stdout, r.stdout
+
+
+def test_every_top_level_module_has_a_layer() -> None:
+    """A module or package added directly under mvsim_core must be placed in the layers contract (a layers contract
+    says nothing about a module it does not list)."""
+    cfg = configparser.ConfigParser()
+    cfg.read(REPO / ".importlinter")
+    listed = set(re.findall(r"[\w.]+", cfg["importlinter:contract:layers"]["layers"]))
+    top = REPO / "mvsim_core"
+    children = {p.stem for p in top.glob("*.py") if p.stem != "__init__"}
+    children |= {p.name for p in top.iterdir() if (p / "__init__.py").is_file()}
+    assert children, top
+    missing = sorted(f"mvsim_core.{c}" for c in children if f"mvsim_core.{c}" not in listed)
+    assert not missing, f"not in any layer of .importlinter's layers contract: {missing}"
 
 
 def test_untouched_tree(tree: Path) -> None:
