@@ -17,11 +17,15 @@ ros: setup  # the same world as a ROS 2 node (topics, tf, /clock); ROS 2 comes f
 test: setup
 	@$(PY) -m pytest -q $(PYTEST_ARGS)
 
-lint: setup
-	@$(VENV)/bin/ruff check mvsim_core mvsim_ros2 tests benchmarks
+lint: setup  # style (ruff), architecture (import-linter contracts in .importlinter), types (mypy.ini); all three run
+	@rc=0; \
+	echo "== ruff"; $(VENV)/bin/ruff check mvsim_core mvsim_ros2 tests benchmarks scripts || rc=1; \
+	echo "== lint-imports"; $(VENV)/bin/lint-imports || rc=1; \
+	echo "== mypy"; $(VENV)/bin/mypy || rc=1; \
+	exit $$rc
 
 bench: setup
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache .import_linter_cache

@@ -51,7 +51,16 @@ setup(
         "PyOpenGL>=3.1.7",  # offscreen camera rendering (EGL/OSMesa); imported only when a camera renders
         "glfw>=2.7",  # the viewer's window (bundles GLFW 3.4); imported only when a window is opened
     ],
-    extras_require={"test": ["pytest>=7", "hypothesis>=6", "ruff>=0.5", "pyproj>=3"]},
+    extras_require={
+        "test": [
+            "pytest>=7",
+            "hypothesis>=6",
+            "ruff>=0.5",
+            "pyproj>=3",
+            "import-linter>=2.16",  # `lint-imports`: the architecture contracts in .importlinter (make lint)
+            "mypy>=2.4",  # type checking of mvsim_core, configured in mypy.ini (make lint)
+        ],
+    },
     zip_safe=True,
     maintainer="mvsim_ros2 developers",
     maintainer_email="mvsim-ros2@users.noreply.github.com",

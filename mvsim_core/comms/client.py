@@ -27,7 +27,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import zmq
 from google.protobuf.message import Message
@@ -89,7 +89,8 @@ class _Publisher:
 
     def _drain(self) -> None:
         """Count the (un)subscriptions the XPUB socket reports (cheap: no poller, just the socket's event flags)."""
-        while self.sock.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+        # EVENTS is an int option (pyzmq's getsockopt is typed int | bytes for every option)
+        while cast(int, self.sock.getsockopt(zmq.EVENTS)) & zmq.POLLIN:
             ev = self.sock.recv(zmq.NOBLOCK)
             if ev[:1] == b"\x01":
                 self.subscribers += 1
@@ -411,7 +412,7 @@ class Client:
             while not self._stop.is_set():
                 for sock, _ in poller.poll(_POLL_MS):
                     if sock is pair:
-                        self._take_topic_update(pair.recv(), ack, subs, by_sock, poller, ctx)
+                        self._take_topic_update(pair, pair.recv(), ack, subs, by_sock, poller, ctx)
                     else:
                         self._deliver(by_sock[sock], sock.recv())
         except zmq.ZMQError as e:
@@ -422,16 +423,17 @@ class Client:
                 s.close(linger=0)
             pair.close(linger=0)
 
-    def _take_topic_update(self, frame: bytes, ack: bytes, subs: dict, by_sock: dict, poller: zmq.Poller,
-                           ctx: zmq.Context) -> None:
+    def _take_topic_update(self, pair: zmq.Socket, frame: bytes, ack: bytes,
+                           subs: dict[str, tuple[zmq.Socket, set[str]]], by_sock: dict[zmq.Socket, str],
+                           poller: zmq.Poller, ctx: zmq.Context) -> None:
         try:
             type_name, payload = unpack(frame)
             info = parse_payload(type_name, payload, TopicInfo_pb2.TopicInfo)
         except CommsError as e:
             log.warning("client '%s': bad topic update: %s", self.name, e)
-            self._pair.send(pack_message(GenericAnswer_pb2.GenericAnswer(success=False, errorMessage=str(e))))
+            pair.send(pack_message(GenericAnswer_pb2.GenericAnswer(success=False, errorMessage=str(e))))
             return
-        self._pair.send(ack)
+        pair.send(ack)
         with self._subs_lock:
             wanted = info.topicName in self._subs
         if not wanted:

@@ -180,7 +180,8 @@ class Server:
             self._ctx.term()
             self._ctx = None
             where = addr.replace("*:", "0.0.0.0:")
-            raise CommsError(f"cannot listen on {where}: {os.strerror(e.errno)}; is another MVSim server running "
+            reason = os.strerror(e.errno) if e.errno is not None else e.strerror
+            raise CommsError(f"cannot listen on {where}: {reason}; is another MVSim server running "
                              f"there? choose another port with --port") from None
         self.port = int(rep.getsockopt_string(zmq.LAST_ENDPOINT).rsplit(":", 1)[1])
         self._rep = rep

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from mvsim_core.errors import MvsimError
+
 PANEL_FONT_SIZE = 14
 """Font size (px) of the overlay text."""
 PANEL_MARGIN = 6
@@ -77,7 +79,7 @@ class TextPanel:
         """(H, W, 4) uint8 picture of ``lines`` on the panel background (empty for no lines)."""
         if lines == self._lines:
             return self._image
-        from PIL import Image, ImageDraw
+        from PIL import Image, ImageDraw, ImageFont
 
         self._lines = list(lines)
         self.version += 1
@@ -85,6 +87,8 @@ class TextPanel:
             self._image = np.zeros((0, 0, 4), dtype=np.uint8)
             return self._image
         probe = ImageDraw.Draw(Image.new("RGBA", (1, 1)))
+        if not isinstance(self.font, ImageFont.FreeTypeFont):  # Pillow without FreeType: a bitmap font, no metrics
+            raise MvsimError("the viewer's status panel needs Pillow built with FreeType (see python3 -m PIL.report)")
         ascent, descent = self.font.getmetrics()
         step = ascent + descent + 2  # from the font, not the text: the panel does not jitter as numbers change
         width = max(probe.textbbox((0, 0), line or " ", font=self.font)[2] for line in lines) + 2 * PANEL_MARGIN

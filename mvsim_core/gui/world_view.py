@@ -12,7 +12,7 @@ Both therefore get the very same pixels.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -62,6 +62,19 @@ class WorldView:
         self.panel = TextPanel()
         with self.ctx.bound():
             self.painter = OverlayPainter()
+
+    @overload
+    def draw(self, width: int, height: int, status: list[str] | None = None, *, read: Literal[True]) -> np.ndarray:
+        ...
+
+    @overload
+    def draw(self, width: int, height: int, status: list[str] | None = None, *, read: Literal[False] = False) -> None:
+        ...
+
+    @overload
+    def draw(self, width: int, height: int, status: list[str] | None = None, *,
+             read: bool = False) -> np.ndarray | None:
+        ...
 
     def draw(self, width: int, height: int, status: list[str] | None = None, *,
              read: bool = False) -> np.ndarray | None:

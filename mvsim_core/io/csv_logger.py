@@ -16,7 +16,7 @@ Values are written with ``repr``-exact precision (``%.17g``) so logs can be comp
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TextIO
+from typing import Literal, TextIO
 
 POSE_COLUMNS = ("Timestamp", "q0x", "q1y", "q2z", "q3yaw", "q4pitch", "q5roll", "dqx", "dqy", "dqw",
                 "odo_x", "odo_y", "odo_yaw")
@@ -47,7 +47,7 @@ class VehicleLogger:
         return [self.dir / f"mvsim_{self.name}_pose{suffix}.csv"] + [
             self.dir / f"mvsim_{self.name}_wheel_{i + 1}{suffix}.csv" for i in range(self.n_wheels)]
 
-    def _open(self, mode: str) -> None:
+    def _open(self, mode: Literal["a", "w"]) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
         self._files = []
         for k, p in enumerate(self.paths()):

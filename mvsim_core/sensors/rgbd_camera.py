@@ -81,8 +81,10 @@ class RgbdObservation(PinholeAccessors):
     depth_resolution: float
     frame: str
 
+    # PinholeAccessors declares `intrinsics` as a plain (writable) attribute but only reads it: declaring it a
+    # read-only property there (sensors/camera.py) makes this override type-correct and this ignore unneeded.
     @property
-    def intrinsics(self) -> PinholeModel:
+    def intrinsics(self) -> PinholeModel:  # type: ignore[override]
         """The depth camera's intrinsics (what ``width``, ``height``, ``fx``, ``fy``, ``cx``, ``cy`` give)."""
         return self.depth_intrinsics
 
@@ -224,8 +226,10 @@ class RgbdCamera(PinholeAccessors, Sensor):
         """Colour image size and pinhole intrinsics (px)."""
         return pinhole_from(self, "rgb_")
 
+    # PinholeAccessors declares `intrinsics` as a plain (writable) attribute but only reads it: declaring it a
+    # read-only property there (sensors/camera.py) makes this override type-correct and this ignore unneeded.
     @property
-    def intrinsics(self) -> PinholeModel:
+    def intrinsics(self) -> PinholeModel:  # type: ignore[override]
         """The depth camera's intrinsics (what ``fx``, ``fy``, ``cx``, ``cy``, ``width``, ``height`` give)."""
         return self.depth_intrinsics
 
@@ -237,7 +241,7 @@ class RgbdCamera(PinholeAccessors, Sensor):
     @property
     def rgb_pose_wrt_depth(self) -> Pose3D:
         """``relativePoseIntensityWRTDepth`` (m, rad)."""
-        return tuple(self.params["relativePoseIntensityWRTDepth"])  # type: ignore[return-value]
+        return tuple(self.params["relativePoseIntensityWRTDepth"])
 
     def details(self) -> str:
         parts = []

@@ -242,6 +242,7 @@ def _tokenize(text: str) -> list[_Token]:
             hint = " (strings are not supported)" if ch in "'\"" else ""
             raise ExpressionError(f"unexpected character {ch!r} at position {pos}{hint}", pos)
         kind, raw = m.lastgroup, m.group()
+        assert kind is not None  # every alternative of _TOKEN_RE is a named group
         if kind == "num" and m.end() < n and _NUMBER_TAIL.match(text, m.end()):
             raise ExpressionError(f"malformed number '{text[pos : m.end() + 1]}' at position {pos}", pos)
         if kind == "name" and raw.lower() in _KEYWORDS:

@@ -190,7 +190,9 @@ def parse_text(text: str, file: str = "<string>", *, warn: Warn | None = None) -
                 raw = a.group(2) if a.group(2) is not None else a.group(3)
                 node.attrs[aname] = _decode_entities(raw)
                 p = a.end()
-            p = _WS.match(text, p).end()
+            ws = _WS.match(text, p)
+            assert ws is not None  # \s* matches, if only the empty string
+            p = ws.end()
             if text.startswith("/>", p):
                 self_closing = True
                 tag_end = p + 2

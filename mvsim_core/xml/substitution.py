@@ -76,7 +76,7 @@ def substitute_text(text: str, variables: Mapping[str, str], env: Mapping[str, s
 
 
 def _names_in(s: str, variables: Mapping[str, str]) -> list[str]:
-    names = []
+    names: list[str] = []
     i = s.find("${")
     while i >= 0 and len(names) < 6:
         j = _match_brace(s, i + 1)

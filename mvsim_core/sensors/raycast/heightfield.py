@@ -97,7 +97,10 @@ class HeightfieldSet:
     """
 
     def __init__(self, pyramids: Sequence[HeightfieldPyramid]) -> None:
-        meta, levels, heights, bounds = [], [], [], []
+        meta: list[list[float]] = []
+        levels: list[list[int]] = []
+        heights: list[np.ndarray] = []
+        bounds: list[np.ndarray] = []
         h_off = node_off = 0
         for p in pyramids:
             rows, cols = p.heights.shape
@@ -119,7 +122,7 @@ class HeightfieldSet:
 
 
 # ---------------------------------------------------------------------------------------------------- kernels
-@njit(cache=True, inline="always", _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
 def _plane_root(c0: float, c1: float, t0: float, t1: float) -> float:
     """Root of c0 + c1·t within [t0 − T_TOL, t1 + T_TOL] (t0 when the ray lies in the plane), else inf."""
     if c1 != 0.0:
@@ -130,7 +133,7 @@ def _plane_root(c0: float, c1: float, t0: float, t1: float) -> float:
     return t0 if c0 == 0.0 else math.inf
 
 
-@njit(cache=True, inline="always", _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
 def cell_hit(heights: np.ndarray, h_off: int, cols: int, a: int, b: int, u0: float, v0: float, du: float,
              dv: float, oz: float, dz: float, t0: float, t1: float) -> float:
     """First crossing (m along the ray) of the ray with the two triangles of cell (a, b) while the ray is over the
@@ -159,7 +162,7 @@ def cell_hit(heights: np.ndarray, h_off: int, cols: int, a: int, b: int, u0: flo
     return best
 
 
-@njit(cache=True, inline="always", _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
 def _node_index(w: float, dw: float, n: int) -> int:
     """Index of the node containing coordinate w (node units) for a ray moving by dw: on a border, the node the ray
     is entering. Clamped to [0, n − 1]."""
@@ -170,7 +173,7 @@ def _node_index(w: float, dw: float, n: int) -> int:
     return min(max(i, 0), n - 1)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
 def cast_heightfield(meta: np.ndarray, levels: np.ndarray, heights: np.ndarray, bounds: np.ndarray, m: int,
                      ox: float, oy: float, oz: float, dx: float, dy: float, dz: float, t_max: float) -> float:
     """Distance (m) along the unit ray o + t·d to its first crossing with map ``m`` of a :class:`HeightfieldSet`,

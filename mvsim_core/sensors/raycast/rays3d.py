@@ -143,7 +143,7 @@ def _file_solids(tab: np.ndarray, ox: float, oy: float, oz: float, reach: float,
     return start, items
 
 
-@njit(cache=True, inline="always", _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
 def _trace(ox: float, oy: float, oz: float, dx: float, dy: float, dz: float, reach: float, planes: np.ndarray,
            hf_meta: np.ndarray, hf_levels: np.ndarray, hf_heights: np.ndarray, hf_bounds: np.ndarray,
            tab: np.ndarray, verts: np.ndarray, sec_start: np.ndarray, sec_items: np.ndarray,
@@ -176,7 +176,7 @@ def _trace(ox: float, oy: float, oz: float, dx: float, dy: float, dz: float, rea
     return math.inf, 0.0
 
 
-@njit(cache=True, inline="always", _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
 def _world_dir(rot: np.ndarray, s: int, dirs: np.ndarray, r: int) -> tuple[float, float, float]:
     """R_s · dirs[r]: a sensor-frame direction in the world frame."""
     a, b, c = dirs[r, 0], dirs[r, 1], dirs[r, 2]
@@ -185,7 +185,7 @@ def _world_dir(rot: np.ndarray, s: int, dirs: np.ndarray, r: int) -> tuple[float
             rot[s, 2, 0] * a + rot[s, 2, 1] * b + rot[s, 2, 2] * c)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
 def _trace_range(ox: float, oy: float, oz: float, rot: np.ndarray, s: int, dirs: np.ndarray, r0: int, r1: int,
                  reach: float, planes: np.ndarray, hf_meta: np.ndarray, hf_levels: np.ndarray, hf_heights: np.ndarray,
                  hf_bounds: np.ndarray, tab: np.ndarray, verts: np.ndarray, sec_start: np.ndarray,

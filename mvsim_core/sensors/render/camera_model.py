@@ -36,14 +36,25 @@ OPTICAL_WRT_BODY_YPR: tuple[float, float, float] = (math.radians(-90.0), 0.0, ma
 
 class Intrinsics(Protocol):
     """What a pinhole model provides (``mvsim_core.sensors.camera.PinholeModel`` fits): image size in px and
-    focal lengths / principal point in px."""
+    focal lengths / principal point in px. Read-only members, so frozen dataclasses and properties fit."""
 
-    ncols: int
-    nrows: int
-    cx: float
-    cy: float
-    fx: float
-    fy: float
+    @property
+    def ncols(self) -> int: ...
+
+    @property
+    def nrows(self) -> int: ...
+
+    @property
+    def cx(self) -> float: ...
+
+    @property
+    def cy(self) -> float: ...
+
+    @property
+    def fx(self) -> float: ...
+
+    @property
+    def fy(self) -> float: ...
 
 
 def projection_matrix(k: Intrinsics, near: float, far: float, *, zero_to_one: bool) -> np.ndarray:
