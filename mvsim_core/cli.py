@@ -35,10 +35,14 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mvsim_core.errors import MvsimError
 from mvsim_core.runner import DEFAULT_MAX_CATCHUP, Runner, StatusLine
+
+if TYPE_CHECKING:
+    from mvsim_core.comms import Server, WorldComms
+    from mvsim_core.world import World
 
 DEFAULT_PORT = 23700  # the ZMQ server's port (kept here too so that `check` never imports zmq)
 LOOPBACK = "127.0.0.1"
@@ -164,14 +168,14 @@ def _announce_bind(bind: str, endpoint: str) -> None:
              f"this port can read the sensors, move or teleport the vehicles and shut the simulation down")
 
 
-def _start_comms(world: Any, args: argparse.Namespace) -> tuple[Any, Any]:
-    """Start the server (or join the one already on the port) and serve ``world``; (server or None, WorldComms)."""
+def _start_comms(world: World, args: argparse.Namespace) -> tuple[Server | None, WorldComms]:
+    """Start the server (or join the one already on the port) and serve the started ``world``; (server or None,
+    WorldComms)."""
     from mvsim_core.comms import Client, CommsError, Server, WorldComms
 
-    world.start()  # bodies and sensors exist (and unsimulated sensors are warned about) before clients see it
-    server = Server(args.port, args.bind)
+    server: Server | None
     try:
-        server.start()
+        server = Server(args.port, args.bind).start()
         _announce_bind(args.bind, server.endpoint)
         host = LOOPBACK if args.bind in ("0.0.0.0", "*") else args.bind
         port = server.port

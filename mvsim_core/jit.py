@@ -15,7 +15,7 @@ from pathlib import Path
 from numba.core import caching
 from numba.core.caching import InTreeCacheLocator
 
-_CacheImpl = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # renamed across numba versions
+_CacheImpl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl")  # noqa: B009 - renamed across numba versions
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 

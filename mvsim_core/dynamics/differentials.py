@@ -49,6 +49,8 @@ class DifferentialKind(Enum):
     """Kind of a differential, by the prefix of ``<drivetrain type="...">`` (``open_*``, ``torsen_*``); each member
     carries its torque split (:meth:`split`)."""
 
+    _split: Callable[[float, float, float, float], tuple[float, float]]
+
     OPEN = ("open", _open)
     TORSEN = ("torsen", torsen_split)
 
@@ -65,10 +67,10 @@ class DifferentialKind(Enum):
         Raises:
             ValueError: unknown name; the message lists the known ones.
         """
-        try:
-            return cls(s)
-        except ValueError:
-            raise ValueError(f"unknown differential '{s}'; known: {', '.join(k.value for k in cls)}") from None
+        for k in cls:
+            if k.value == s:
+                return k
+        raise ValueError(f"unknown differential '{s}'; known: {', '.join(k.value for k in cls)}")
 
     def split(self, w1: float, w2: float, bias: float, split: float) -> tuple[float, float]:
         """Fractions of the input torque for shafts 1 and 2 spinning at w1, w2 (rad/s); ``bias`` (≥ 1) matters to

@@ -101,8 +101,8 @@ def parse_simulable(nodes: Sequence[XmlNode], ctx: ParseContext, *, what: str, n
     pub = _first(nodes, "publish")
     if pub is not None:
         vars_ = {"NAME": name, **(extra or {})}
-        enabled = ctx.attr(pub, "enabled", "true", extra=vars_)
-        if (enabled or "").lower() not in ("true", "false", "1", "0"):
+        enabled = ctx.attr(pub, "enabled", "true", extra=vars_) or ""
+        if enabled.lower() not in ("true", "false", "1", "0"):
             raise ctx.error(pub, f"bad bool '{enabled}' for enabled=\"...\" of <publish>; expected true, false, "
                                  f"1 or 0", attr="enabled")
         if enabled.lower() in ("true", "1"):

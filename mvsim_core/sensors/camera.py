@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -71,7 +71,10 @@ class PinholeAccessors:
     """``width``, ``height`` (px) and ``fx``, ``fy``, ``cx``, ``cy`` (px) of ``self.intrinsics`` (a
     :class:`PinholeModel`): shared by the camera sensors and their observations."""
 
-    intrinsics: PinholeModel
+    if TYPE_CHECKING:  # read only here: observations store it, sensors compute it (a property)
+
+        @property
+        def intrinsics(self) -> PinholeModel: ...
 
     @property
     def width(self) -> int:
@@ -191,6 +194,7 @@ class Camera(PinholeAccessors, Sensor):
             k = s.intrinsics
             frame = renderer.render(rot[i], pos[i], k, float(s.params["clip_min"]), float(s.params["clip_max"]),
                                     rgb=True, depth=False)
+            assert frame.rgb is not None  # asked for
             out.append(CameraImage(stamp=float(t), rgb=frame.rgb, intrinsics=k, sensor_pose=pose_of(rot[i], pos[i]),
                                    frame=s.name))
         return out

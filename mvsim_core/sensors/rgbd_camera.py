@@ -81,10 +81,8 @@ class RgbdObservation(PinholeAccessors):
     depth_resolution: float
     frame: str
 
-    # PinholeAccessors declares `intrinsics` as a plain (writable) attribute but only reads it: declaring it a
-    # read-only property there (sensors/camera.py) makes this override type-correct and this ignore unneeded.
     @property
-    def intrinsics(self) -> PinholeModel:  # type: ignore[override]
+    def intrinsics(self) -> PinholeModel:
         """The depth camera's intrinsics (what ``width``, ``height``, ``fx``, ``fy``, ``cx``, ``cy`` give)."""
         return self.depth_intrinsics
 
@@ -226,10 +224,8 @@ class RgbdCamera(PinholeAccessors, Sensor):
         """Colour image size and pinhole intrinsics (px)."""
         return pinhole_from(self, "rgb_")
 
-    # PinholeAccessors declares `intrinsics` as a plain (writable) attribute but only reads it: declaring it a
-    # read-only property there (sensors/camera.py) makes this override type-correct and this ignore unneeded.
     @property
-    def intrinsics(self) -> PinholeModel:  # type: ignore[override]
+    def intrinsics(self) -> PinholeModel:
         """The depth camera's intrinsics (what ``fx``, ``fy``, ``cx``, ``cy``, ``width``, ``height`` give)."""
         return self.depth_intrinsics
 

@@ -123,9 +123,9 @@ class SensorScheduler:
         due = np.flatnonzero(self.due_at <= t)
         if due.size == 0:
             return
-        groups: dict[type, list[int]] = defaultdict(list)
-        for i in due:
-            groups[type(self.sensors[i])].append(int(i))
+        groups: dict[type[Sensor], list[int]] = defaultdict(list)
+        for i in due.tolist():
+            groups[type(self.sensors[i])].append(i)
         for cls, idx in groups.items():
             observations = cls.sample_batch([self.sensors[i] for i in idx], self.ctx, t)
             for i, obs in zip(idx, observations, strict=True):

@@ -54,10 +54,10 @@ class DrivetrainType(Enum):
         Raises:
             ValueError: unknown name; the message lists the known ones.
         """
-        try:
-            return cls(s)
-        except ValueError:
-            raise ValueError(f"unknown drivetrain type '{s}'; known: {', '.join(t.value for t in cls)}") from None
+        for t in cls:
+            if t.value == s:
+                return t
+        raise ValueError(f"unknown drivetrain type '{s}'; known: {', '.join(t.value for t in cls)}")
 
     def wheel_torques(self, torque: float, omega: np.ndarray, p: ParamValues) -> tuple[float, float, float, float]:
         """Torques (rl, rr, fl, fr) in N·m of the engine torque ``torque`` (N·m) through the differentials.

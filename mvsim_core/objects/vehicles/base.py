@@ -329,7 +329,9 @@ def build_vehicle(inst: XmlNode, cls_node: XmlNode | None, ctx: ParseContext, *,
     mult = defaults
     if odo is not None:
         ov = read_params(ODOMETRY_ATTRS, [odo], ctx, attrs=True)
-        mult = tuple(ov[p.name] if p.name in ov.where else d for p, d in zip(ODOMETRY_ATTRS, defaults, strict=True))
+        mx, my, myaw = (float(ov[p.name]) if p.name in ov.where else d
+                        for p, d in zip(ODOMETRY_ATTRS, defaults, strict=True))
+        mult = (mx, my, myaw)
     log_node = _first(nodes, "log_path")
     log_path = ctx.text(log_node) if log_node is not None else ""
     asr = _first(nodes, "auto_start_recording")
@@ -352,7 +354,7 @@ def build_vehicle(inst: XmlNode, cls_node: XmlNode | None, ctx: ParseContext, *,
     if chassis.footprint.size == 0:
         chassis.footprint = _footprint_from_visuals(visuals, ctx, dyn.child("chassis") or dyn, name)[0]
     return Vehicle(name=name, class_name=class_name, dynamics=dynamics, chassis=chassis, controller=controller,
-                   friction=friction, odometry_multipliers=tuple(mult), log_path=log_path,
+                   friction=friction, odometry_multipliers=mult, log_path=log_path,
                    auto_start_recording=auto_rec, sensors=sensors, sim=sim, visuals=visuals, node=inst)
 
 

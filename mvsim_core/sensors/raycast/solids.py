@@ -176,7 +176,7 @@ def place_solids(tab: np.ndarray, rows: np.ndarray, parent: np.ndarray, parent_p
 
 
 # ---------------------------------------------------------------------------------------------------- kernels
-@njit(cache=True, inline="always", _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
 def _inside_polygon(verts: np.ndarray, v0: int, nv: int, x: float, y: float) -> bool:
     """Even-odd test of (x, y) against polygon ``verts[v0:v0+nv]``."""
     inside = False
@@ -191,7 +191,7 @@ def _inside_polygon(verts: np.ndarray, v0: int, nv: int, x: float, y: float) -> 
     return inside
 
 
-@njit(cache=True, inline="always", _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
 def hit_solid(tab: np.ndarray, verts: np.ndarray, k: int, ox: float, oy: float, oz: float, dx: float, dy: float,
               dz: float, best: float) -> float:
     """Distance (m) along the unit ray o + t·d (world) to solid ``k`` if met from the outside at t in [0, best),
@@ -276,7 +276,7 @@ def hit_solid(tab: np.ndarray, verts: np.ndarray, k: int, ox: float, oy: float, 
     return ta
 
 
-@njit(cache=True, inline="always", _nrt=False)
+@njit(cache=True, inline="always", _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
 def _hit_prism(row: np.ndarray, verts: np.ndarray, qx: float, qy: float, qz: float, ex: float, ey: float,
                ez: float, best: float) -> float:
     """Nearest outside-facing surface of a prism along the local ray q + t·e, t in [0, best); inf if none."""
