@@ -21,10 +21,16 @@ from typing import TYPE_CHECKING, Any
 
 from mvsim_core.errors import MvsimError
 from mvsim_core.rng import WorldRandom
+from mvsim_core.xml.node import XmlNode
 from mvsim_core.xml.params import ParamValues
 
 if TYPE_CHECKING:
     from mvsim_core.dynamics.physics import Physics
+    from mvsim_core.elements.base import WorldElement
+    from mvsim_core.objects.actor import Actor
+    from mvsim_core.objects.block import Block
+    from mvsim_core.objects.joint import Joint
+    from mvsim_core.objects.marker import Marker
     from mvsim_core.objects.vehicles.base import Vehicle
     from mvsim_core.sensors.base import Sensor
     from mvsim_core.sensors.scheduler import SensorScheduler
@@ -65,16 +71,16 @@ class World:
     lights: ParamValues
     georeference: ParamValues | None
     rng: WorldRandom
-    elements: list[Any] = field(default_factory=list)
-    blocks: dict[str, Any] = field(default_factory=dict)
+    elements: list[WorldElement] = field(default_factory=list)
+    blocks: dict[str, Block] = field(default_factory=dict)
     vehicles: dict[str, Vehicle] = field(default_factory=dict)
     sensors: dict[str, Sensor] = field(default_factory=dict)
-    joints: list[Any] = field(default_factory=list)
-    markers: list[Any] = field(default_factory=list)
-    actors: dict[str, Any] = field(default_factory=dict)
-    vehicle_classes: dict[str, Any] = field(default_factory=dict)
-    block_classes: dict[str, Any] = field(default_factory=dict)
-    actor_classes: dict[str, Any] = field(default_factory=dict)
+    joints: list[Joint] = field(default_factory=list)
+    markers: list[Marker] = field(default_factory=list)
+    actors: dict[str, Actor] = field(default_factory=dict)
+    vehicle_classes: dict[str, XmlNode] = field(default_factory=dict)
+    block_classes: dict[str, XmlNode] = field(default_factory=dict)
+    actor_classes: dict[str, XmlNode] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     missing_assets: dict[str, str] = field(default_factory=dict)
     time: float = 0.0

@@ -43,10 +43,13 @@ class Actor:
     loop: bool = True
     visuals: list[Visual] = field(default_factory=list)
     node: XmlNode | None = None
+    state_pose: tuple[float, float, float, float, float, float] | None = None
 
     @property
-    def pose(self):
-        return self.sim.pose
+    def pose(self) -> tuple[float, float, float, float, float, float]:
+        """Current pose (x, y, z, yaw, pitch, roll), world frame, m / rad: where it was put last
+        (:meth:`World.set_pose <mvsim_core.world.World.set_pose>`), else its initial pose."""
+        return self.state_pose if self.state_pose is not None else self.sim.pose
 
 
 def build_actor(nodes: Sequence[XmlNode], ctx: ParseContext, *, name: str, class_name: str = "") -> Actor:

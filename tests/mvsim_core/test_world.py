@@ -96,3 +96,44 @@ def test_library_never_imports_opengl_or_glfw(repo_dir):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]"
+
+
+def test_set_pose_moves_an_actor_before_and_after_the_start(tmp_path):
+    (tmp_path / "w.xml").write_text('<mvsim_world version="1.0">\n<actor name="bob"><init_pose>1 2 0</init_pose>'
+                                    '</actor>\n</mvsim_world>\n')
+    w = mv.load_world(tmp_path / "w.xml")
+    w.set_pose("bob", 3.0, 4.0, 0.5)
+    assert w.actors["bob"].pose == pytest.approx((3.0, 4.0, 0.0, 0.5, 0.0, 0.0))
+    w.step()
+    w.set_pose("bob", -1.0, 0.0, 1.0)
+    assert w.actors["bob"].pose == pytest.approx((-1.0, 0.0, 0.0, 1.0, 0.0, 0.0))
+
+
+def test_physics_exists_only_once_started(tmp_path):
+    (tmp_path / "w.xml").write_text('<mvsim_world version="1.0">\n</mvsim_world>\n')
+    w = mv.load_world(tmp_path / "w.xml")
+    assert not w.started
+    with pytest.raises(mv.MvsimError, match=r"call world.start\(\)"):
+        _ = w.physics
+    with pytest.raises(mv.MvsimError, match="not started"):
+        _ = w.sensor_scheduler
+    assert w.start() is w and w.started and w.physics is w.start().physics  # start() is idempotent
+
+
+def test_step_order_listeners_see_sensors_and_clock_of_the_step(repo_dir):
+    """Listeners run after the step's sensors, with the clock already advanced; removing one stops its calls."""
+    w = mv.load_world(repo_dir / "worlds/demo.world.xml", seed=0)
+    seen = []
+
+    def listener(world):
+        scan = world.vehicles["bot1"].sensors["laser1"].last
+        seen.append((world.time, None if scan is None else scan.stamp))
+
+    w.add_step_listener(listener)
+    w.run(0.1)
+    assert seen[-1][0] == pytest.approx(0.1) and seen[-1][1] == pytest.approx(0.1)  # the scan of this very step
+    assert all(s is None for _, s in seen[:-1]) and len(seen) == round(0.1 / w.timestep)
+    w.remove_step_listener(listener)
+    w.remove_step_listener(listener)  # not registered: nothing happens
+    w.run(0.1)
+    assert len(seen) == round(0.1 / w.timestep)
