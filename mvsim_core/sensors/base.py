@@ -13,8 +13,8 @@ Frames and units: ``pose`` is (x, y, z, yaw, pitch, roll) of the sensor in its v
 standalone sensor), metres and radians, yaw-pitch-roll order as everywhere in MVSim. ``period`` is in seconds of
 simulated time.
 
-The simulation (sampling, ray casting, rendering) comes later as methods of these same classes; :attr:`Sensor.last`
-holds the latest observation once it exists.
+Each class samples through :meth:`Sensor.sample_batch` (all its sensors due at one step together, so rays are cast
+and images rendered in batches); :attr:`Sensor.last` holds the latest observation, None before the first.
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ class Sensor:
     POSE_TAGS: ClassVar[tuple[str, ...]] = ("pose_3d",)
     DEFAULT_POSE: ClassVar[Pose3D] = ZERO_POSE
     simulated: ClassVar[bool] = False
-    """True once the class can produce observations (:meth:`sample_batch`)."""
+    """Whether the class produces observations (:meth:`sample_batch`); a class without is parsed, then warned about."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -125,7 +125,7 @@ class Sensor:
 
     def sample(self, ctx: Any, t: float) -> Any:
         """One observation at time ``t`` (``ctx``: :class:`mvsim_core.sensors.scheduler.SensorContext`)."""
-        raise NotImplementedError(f"{type(self).__name__} cannot sample yet")
+        raise NotImplementedError(f"{type(self).__name__} produces no observations")
 
     # ------------------------------------------------------------------ construction
     @classmethod

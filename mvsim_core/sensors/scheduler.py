@@ -102,7 +102,7 @@ class SensorContext:
 
 
 class SensorScheduler:
-    """Fires the sensors of a world on time. Classes that cannot sample yet are listed in :attr:`not_simulated`.
+    """Fires the sensors of a world on time. Classes that produce no observations are listed in :attr:`not_simulated`.
     Setting :attr:`enabled` to False stops all sampling (physics-only benchmarks and batch runs)."""
 
     def __init__(self, world: World, physics: Physics) -> None:

@@ -700,7 +700,7 @@ class SceneGeometry:
         has = np.isfinite(lo[:, 0])
         self.anchors[has] = np.round(0.5 * (lo[has] + hi[has]))
         self.anchors[NODE_WORLD] = 0.0
-        tf = self.node_transforms()  # origin 0 for now: the anchors' world positions
+        tf = self.node_transforms()  # with the origin at 0: the anchors' world positions
         others = has.copy()
         others[NODE_WORLD] = False
         pts = [tf[others, :, 3]]
