@@ -5,7 +5,14 @@ Importing this package registers them; :meth:`Controller.from_xml` builds the on
 vehicle's dynamics family.
 """
 
-from mvsim_core.dynamics.controllers.base import Controller, Family, Twist2D, TwistController, controller_from_xml
+from mvsim_core.dynamics.controllers.base import (
+    Command,
+    Controller,
+    Family,
+    Twist2D,
+    TwistController,
+    controller_from_xml,
+)
 from mvsim_core.dynamics.controllers.front_steer_pid import FrontSteerPid
 from mvsim_core.dynamics.controllers.pid import PidConfig
 from mvsim_core.dynamics.controllers.raw import AckermannDrivetrainRaw, AckermannRaw, DifferentialRaw
@@ -22,6 +29,7 @@ __all__ = [
     "AckermannRaw",
     "AckermannTwistFrontSteerPid",
     "AckermannTwistIdeal",
+    "Command",
     "Controller",
     "DifferentialRaw",
     "DifferentialTwistIdeal",
