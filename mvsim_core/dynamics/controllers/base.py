@@ -5,10 +5,10 @@ Which controllers exist depends on the vehicle's dynamics *family*:
 ============================  ==================================================================================
 family                        controller classes
 ============================  ==================================================================================
-``differential`` (also        ``raw``, ``twist_pid``, ``twist_ideal``
+``differential`` (also        ``raw``, ``twist_pid``, ``twist_ideal``, ``trajectory``
 ``differential_3_wheels``,
 ``differential_4_wheels``)
-``ackermann``                 ``raw``, ``front_steer_pid``, ``twist_front_steer_pid``, ``twist_ideal``
+``ackermann``                 ``raw``, ``front_steer_pid``, ``twist_front_steer_pid``, ``twist_ideal``, ``trajectory``
 ``ackermann_drivetrain``      ``raw``, ``front_steer_pid``, ``twist_front_steer_pid``
 ============================  ==================================================================================
 

@@ -102,12 +102,14 @@ def test_logging_keys(tmp_path, monkeypatch):
 
 # ---------------------------------------------------------------------- every controller class
 DEG = math.radians(1.0)
+TRAJ = '<waypoint t="0" x="0" y="0"/><waypoint t="10" x="10" y="0"/>'
 
 
 def one(tmp_path: Path, dynamics: str, controller: str) -> mv.World:
+    inner = TRAJ if controller == "trajectory" else ""
     p = tmp_path / "t.world.xml"
     p.write_text(f'<mvsim_world version="1.0"><vehicle name="v"><dynamics class="{dynamics}"><controller '
-                 f'class="{controller}"></controller></dynamics><init_pose>0 0 0</init_pose></vehicle>'
+                 f'class="{controller}">{inner}</controller></dynamics><init_pose>0 0 0</init_pose></vehicle>'
                  f'</mvsim_world>')
     return mv.load_world(p)  # keys need no physics
 
@@ -150,7 +152,8 @@ TELEOP_CASES = {
 def test_teleop_cases_cover_every_controller_class():
     from mvsim_core.dynamics.controllers import Controller
 
-    assert {(f.value, c) for f, c in Controller.registry} == set(TELEOP_CASES)
+    covered = {(f.value, c) for f, c in Controller.registry} - set(TELEOP_CASES)
+    assert covered == {("differential", "trajectory"), ("ackermann", "trajectory")}  # no commands: next test
 
 
 @pytest.mark.parametrize("key", list(TELEOP_CASES), ids=[f"{d}-{c}" for d, c in TELEOP_CASES])
@@ -166,3 +169,12 @@ def test_teleop_on_each_controller_class(tmp_path, key):
     assert t.key(" ")
     assert read(ctrl) == pytest.approx(stopped, abs=1e-12)
     assert t.help_lines() == [f"[v: {key[1]}] 1-9 select, w/s {word}, a/d turn, space stop, L/C/N logs"]
+
+
+@pytest.mark.parametrize("dynamics", ["differential", "ackermann"])
+def test_teleop_keys_do_nothing_to_a_trajectory(tmp_path, dynamics):
+    w = one(tmp_path, dynamics, "trajectory")
+    t = Teleop(w)
+    assert not any(t.key(c) for c in "wsad ")
+    assert t.last_message == ""
+    assert t.help_lines() == ["[v: trajectory] 1-9 select, L/C/N logs"]

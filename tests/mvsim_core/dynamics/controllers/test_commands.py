@@ -16,15 +16,18 @@ TWIST, DRIVE, TORQUES = Command.TWIST, Command.DRIVE, Command.TORQUES
 DIFF, ACK, ACKDT = Family.DIFFERENTIAL, Family.ACKERMANN, Family.ACKERMANN_DRIVETRAIN
 DYNAMICS = {DIFF: "differential", ACK: "ackermann", ACKDT: "ackermann_drivetrain"}
 WHEELBASE = 1.3  # default Ackermann geometry: rear axle at x = 0, front axle at f_wheels_x = 1.3 m
+TRAJECTORY = '<waypoint t="0" x="0" y="0"/><waypoint t="10" x="10" y="0"/>'
 
 EXPECTED = {  # (family, class) -> commands, native first
     (DIFF, "raw"): (TORQUES,),
     (DIFF, "twist_pid"): (TWIST,),
     (DIFF, "twist_ideal"): (TWIST,),
+    (DIFF, "trajectory"): (),
     (ACK, "raw"): (TORQUES,),
     (ACK, "front_steer_pid"): (DRIVE,),
     (ACK, "twist_front_steer_pid"): (TWIST, DRIVE),
     (ACK, "twist_ideal"): (TWIST, DRIVE),
+    (ACK, "trajectory"): (),
     (ACKDT, "raw"): (TORQUES,),
     (ACKDT, "front_steer_pid"): (DRIVE,),
     (ACKDT, "twist_front_steer_pid"): (TWIST, DRIVE),
@@ -33,6 +36,8 @@ IDS = [f"{f.value}-{c}" for f, c in EXPECTED]
 
 
 def vehicle(tmp_path: Path, family: Family, ctrl: str, inner: str = "") -> Any:
+    if ctrl == "trajectory" and not inner:
+        inner = TRAJECTORY
     p = tmp_path / "w.world.xml"
     p.write_text(f'<mvsim_world version="1.0"><vehicle name="v"><dynamics class="{DYNAMICS[family]}">'
                  f'<controller class="{ctrl}">{inner}</controller></dynamics><init_pose>0 0 0</init_pose>'
