@@ -61,17 +61,16 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from mvsim_core.errors import ControllerError, MvsimError
+from mvsim_ros2.params import PARAMS, ConfigError, Options, ParamSpec, resolve_world_file, usage
 
 try:  # ROS 2 is optional at import time, so that `mvsim_node` can say clearly what is missing
     from ackermann_msgs.msg import AckermannDriveStamped
@@ -98,166 +97,6 @@ except ImportError as _e:  # pragma: no cover - exercised only on machines witho
 log = logging.getLogger("mvsim_ros2")
 
 STATUS_PERIOD = 0.5  # s (wall) between two status lines on a terminal
-
-
-class ConfigError(MvsimError):
-    """A bad node parameter (the message names it and what is accepted)."""
-
-
-# ---------------------------------------------------------------------- parameters
-@dataclass(frozen=True)
-class ParamSpec:
-    name: str
-    default: Any
-    description: str
-    dynamic: bool = False  # may change while running
-
-
-PARAMS: tuple[ParamSpec, ...] = (
-    ParamSpec("world_file", "", "world file (.world.xml) to load"),
-    ParamSpec("headless", False, "no 3D viewer window (none without a display either)"),
-    ParamSpec("gui_refresh_period", 50.0, "ms between the viewer's frames while the simulation keeps up"),
-    ParamSpec("realtime_factor", 1.0, "simulated seconds per wall second (0 = as fast as possible)", True),
-    ParamSpec("simul_rate", 100.0, "run-loop ticks per wall second (Hz)"),
-    ParamSpec("max_simul_catchup_time", 0.1, "most simulated seconds advanced in one tick", True),
-    ParamSpec("period_ms_publish_tf", 20.0, "simulated ms between odom/tf/ground-truth messages"),
-    ParamSpec("do_fake_localization", True, "publish map->odom, amcl_pose and particlecloud from ground truth"),
-    ParamSpec("publish_tf_odom2baselink", True, "publish odom->base_link on tf"),
-    ParamSpec("force_publish_vehicle_namespace", False, "prefix topics with <vehicle>/ even for one vehicle"),
-    ParamSpec("publisher_history_len", 50, "QoS depth of odom / ground truth / collision publishers"),
-    ParamSpec("publish_log_topics", False, "publish CSV-logger columns as Float64 topics while recording"),
-    ParamSpec("base_watchdog_timeout", 1.0, "simulated s without commands before a vehicle is stopped (<=0: off)",
-              True),
-    ParamSpec("disable_sim_time_clock", False, "stamp with wall-clock time and do not publish /clock"),
-    ParamSpec("world_frame_id", "map", "frame of ground truth, simul_map, amcl_pose, particlecloud"),
-    ParamSpec("depth_image_encoding", "32FC1", "depth image encoding: 32FC1 (m) or 16UC1 (mm)"),
-    ParamSpec("lockstep", False, "advance simulated time only through the ~/step service", True),
-    ParamSpec("lockstep_step", 0.1, "simulated seconds advanced by one ~/step call", True),
-    ParamSpec("executor", "events", "callback executor: events (C++ EventsExecutor) or single_threaded"),
-    ParamSpec("seed", 0, "seed of the world's random generator"),
-    ParamSpec("allow_shell", False, "let $(cmd) in the world file run shell commands"),
-    ParamSpec("zmq_server", True, "serve the world over ZMQ (upstream comms protocol) from this process"),
-    ParamSpec("zmq_port", 23700, "TCP port of the ZMQ server (0 = any free port)"),
-    ParamSpec("zmq_bind", "127.0.0.1", "interface the ZMQ server listens on"),
-)
-
-
-@dataclass
-class Options:
-    """Validated node parameters (see the module docstring for meanings and units)."""
-
-    world_file: str = ""
-    headless: bool = False
-    gui_refresh_period: float = 50.0
-    realtime_factor: float = 1.0
-    simul_rate: float = 100.0
-    max_simul_catchup_time: float = 0.1
-    period_ms_publish_tf: float = 20.0
-    do_fake_localization: bool = True
-    publish_tf_odom2baselink: bool = True
-    force_publish_vehicle_namespace: bool = False
-    publisher_history_len: int = 50
-    publish_log_topics: bool = False
-    base_watchdog_timeout: float = 1.0
-    disable_sim_time_clock: bool = False
-    world_frame_id: str = "map"
-    depth_image_encoding: str = "32FC1"
-    lockstep: bool = False
-    lockstep_step: float = 0.1
-    executor: str = "events"
-    seed: int = 0
-    allow_shell: bool = False
-    zmq_server: bool = True
-    zmq_port: int = 23700
-    zmq_bind: str = "127.0.0.1"
-
-    @classmethod
-    def from_values(cls, values: dict[str, Any]) -> Options:
-        """Options from parameter values, converted and checked.
-
-        Raises:
-            ConfigError: a value of the wrong type or out of range (the message names the parameter).
-        """
-        opts = cls()
-        for name, value in values.items():
-            if not hasattr(opts, name):
-                continue
-            setattr(opts, name, _convert(name, value, type(getattr(cls(), name))))
-        opts.check()
-        return opts
-
-    def check(self) -> None:
-        """Raise :class:`ConfigError` for any value out of range."""
-        _need(self.realtime_factor >= 0 and math.isfinite(self.realtime_factor), "realtime_factor",
-              self.realtime_factor, "a number >= 0 (0 = as fast as possible)")
-        _need(self.simul_rate > 0 and math.isfinite(self.simul_rate), "simul_rate", self.simul_rate, "> 0 Hz")
-        _need(self.max_simul_catchup_time > 0, "max_simul_catchup_time", self.max_simul_catchup_time, "> 0 s")
-        _need(self.period_ms_publish_tf > 0, "period_ms_publish_tf", self.period_ms_publish_tf, "> 0 ms")
-        _need(self.publisher_history_len >= 1, "publisher_history_len", self.publisher_history_len, ">= 1")
-        _need(math.isfinite(self.base_watchdog_timeout), "base_watchdog_timeout", self.base_watchdog_timeout,
-              "a number of seconds (<= 0 disables the watchdog)")
-        _need(self.lockstep_step > 0 and math.isfinite(self.lockstep_step), "lockstep_step", self.lockstep_step,
-              "> 0 s")
-        _need(self.depth_image_encoding in ("32FC1", "16UC1"), "depth_image_encoding", self.depth_image_encoding,
-              "32FC1 or 16UC1")
-        _need(0 <= self.zmq_port <= 65535, "zmq_port", self.zmq_port, "0..65535")
-        _need(self.executor in ("events", "single_threaded"), "executor", self.executor, "events or single_threaded")
-        _need(bool(self.world_frame_id), "world_frame_id", self.world_frame_id, "a frame name")
-
-
-def _need(ok: bool, name: str, value: Any, what: str) -> None:
-    if not ok:
-        raise ConfigError(f"parameter {name}={value!r} is invalid: expected {what}")
-
-
-def _convert(name: str, value: Any, kind: type) -> Any:
-    """Parameter values arrive typed by how they were written (``-p x:=1`` is an integer): accept ints for floats."""
-    if kind is bool:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.lower() in ("true", "false"):
-            return value.lower() == "true"
-    elif kind is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-    elif kind is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-    elif kind is str:
-        if isinstance(value, str):
-            return value
-    raise ConfigError(f"parameter {name}={value!r} has the wrong type: expected {kind.__name__}")
-
-
-def resolve_world_file(name: str) -> Path:
-    """The world file: as given (relative to the working directory), else under this package's ``worlds/``.
-
-    Raises:
-        ConfigError: empty name, or no such file.
-    """
-    if not name:
-        raise ConfigError("no world file: run `mvsim_node --ros-args -p world_file:=PATH` (or `mvsim_node PATH`)")
-    p = Path(name).expanduser()
-    if p.is_file():
-        return p
-    if not p.is_absolute():
-        for root in _world_dirs():
-            if (root / p).is_file():
-                return root / p
-    raise ConfigError(f"world file not found: {name}")
-
-
-def _world_dirs() -> list[Path]:
-    here = Path(__file__).resolve().parent
-    dirs = [here.parent / "worlds"]  # source checkout / editable install
-    prefix = Path(sys.prefix)
-    dirs.append(prefix / "share" / "mvsim_ros2" / "worlds")  # pip / colcon install
-    for root in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep):
-        if root:
-            dirs.append(Path(root) / "share" / "mvsim_ros2" / "worlds")
-    return dirs
 
 
 # ---------------------------------------------------------------------- the node
@@ -968,10 +807,7 @@ def _rgbd_cloud(obs: Any, frame: str, t: float, colored: bool) -> Any:
     return cv.point_cloud_msg(frame, t, pts)
 
 
-USAGE = """usage: mvsim_node [WORLD_FILE] [--ros-args -p world_file:=PATH -p NAME:=VALUE ...]
-
-Runs an MVSim world as the ROS 2 node 'mvsim' (topics, tf, /clock). Parameters:
-""" + "\n".join(f"  {s.name:34s} {s.default!r:12} {s.description}" for s in PARAMS)
+USAGE = usage()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
