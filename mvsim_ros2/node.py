@@ -64,7 +64,7 @@ import math
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
@@ -80,7 +80,6 @@ try:  # ROS 2 is optional at import time, so that `mvsim_node` can say clearly w
     from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
     from rclpy.node import Node
     from rosgraph_msgs.msg import Clock
-    from sensor_msgs.msg import CameraInfo, Image, Imu, LaserScan, NavSatFix, PointCloud2
     from std_msgs.msg import Bool, Float64, Header
     from std_srvs.srv import Trigger
     from tf2_msgs.msg import TFMessage
@@ -88,6 +87,7 @@ try:  # ROS 2 is optional at import time, so that `mvsim_node` can say clearly w
 
     from mvsim_ros2 import conversions as cv
     from mvsim_ros2 import naming
+    from mvsim_ros2.sensor_publishers import PublishContext, SensorLink, sensor_publisher, sensor_static_tfs
 
     ROS_IMPORT_ERROR: ImportError | None = None
 except ImportError as _e:  # pragma: no cover - exercised only on machines without ROS 2
@@ -100,15 +100,6 @@ STATUS_PERIOD = 0.5  # s (wall) between two status lines on a terminal
 
 
 # ---------------------------------------------------------------------- the node
-@dataclass
-class _SensorLink:
-    """Publishing state of one sensor."""
-
-    sensor: Any
-    publish: Callable[[Any], None]
-    prev: Any = None
-
-
 @dataclass
 class _VehicleLink:
     """Publishers, subscriptions and command state of one vehicle."""
@@ -204,7 +195,7 @@ class MvsimNode(Node):
         self.tf_period = self.opts.period_ms_publish_tf / 1000.0
         self._next_periodic = self.world.time
         self._vehicles: list[_VehicleLink] = []
-        self._sensors: list[_SensorLink] = []
+        self._sensors: list[SensorLink] = []
         self._commanded: list[_VehicleLink] = []
         self._dropped = 0.0
         self._stop = False
@@ -216,6 +207,8 @@ class MvsimNode(Node):
         self._wall0 = time.monotonic()
         self._sim0 = self.world.time
         self.viewer = None if self.opts.headless else self._open_viewer()
+        self._pub_ctx = PublishContext(self.create_publisher, self._stamp_time, self._count,
+                                       self.opts.depth_image_encoding)
 
         self._make_world_publishers()
         for veh in self.world.vehicles.values():
@@ -263,13 +256,13 @@ class MvsimNode(Node):
         return time.time() if self.opts.disable_sim_time_clock else t
 
     def _make_world_publishers(self) -> None:
+        from mvsim_core.elements.occupancy_grid import OccupancyGrid
+
         self._clock_pub = None
         if not self.opts.disable_sim_time_clock:
             self._clock_pub = self.create_publisher(Clock, "/clock", naming.qos_clock())
-        grids = [e for e in self.world.elements if getattr(e, "xml_class", "") == "occupancy_grid"
-                 and getattr(e, "grid", None) is not None]
-        self._grids = grids
-        depth = max(1, len(grids))
+        self._grids = [e for e in self.world.elements if isinstance(e, OccupancyGrid) and e.grid is not None]
+        depth = max(1, len(self._grids))
         self._map_pub = self.create_publisher(OccupancyGridMsg, "simul_map", naming.qos_latched(depth))
         self._map_meta_pub = self.create_publisher(MapMetaData, "simul_map_metadata", naming.qos_latched(depth))
 
@@ -312,95 +305,19 @@ class MvsimNode(Node):
             self._make_sensor(link, sensor)
 
     def _make_sensor(self, link: _VehicleLink, sensor: Any) -> None:
+        """The sensor's publishers, from its class's row in :data:`mvsim_ros2.sensor_publishers.SENSOR_PUBLISHERS`."""
         cls = getattr(sensor, "xml_class", "")
         if not type(sensor).simulated:
             self.get_logger().warning(f"sensor '{sensor.name}' ({cls}) of '{link.vehicle.name}' is not "
                                       f"simulated in this build: not published")
             return
-        topics = naming.sensor_topics(link.prefix, sensor.name, cls)
-        qos = naming.qos_sensor()
-        pub = self.create_publisher
-        st = self._stamp_time
-        count = self._count
-
-        if cls == "laser":
-            p = pub(LaserScan, topics["main"], qos)
-            period = float(sensor.period)
-
-            def publish(obs: Any) -> None:
-                if p.get_subscription_count():
-                    p.publish(cv.laser_scan_msg(obs, st(obs.stamp), scan_time=period))
-                    count()
-        elif cls == "lidar3d":
-            p = pub(PointCloud2, topics["points"], qos)
-
-            def publish(obs: Any) -> None:
-                if p.get_subscription_count():
-                    p.publish(cv.lidar3d_cloud_msg(obs, st(obs.stamp)))
-                    count()
-        elif cls == "camera":
-            pi, pc = pub(Image, topics["image"], qos), pub(CameraInfo, topics["info"], qos)
-
-            def publish(obs: Any) -> None:
-                t = st(obs.stamp)
-                if pi.get_subscription_count():
-                    pi.publish(cv.image_msg(obs.rgb, sensor.name, t))
-                    count()
-                if pc.get_subscription_count():
-                    pc.publish(cv.camera_info_msg(obs.intrinsics, sensor.name, t))
-                    count()
-        elif cls == "rgbd_camera":
-            rgb_frame, depth_frame = naming.rgbd_frames(sensor.name)
-            pri, prc = pub(Image, topics["rgb_image"], qos), pub(CameraInfo, topics["rgb_info"], qos)
-            want_depth_img = bool(sensor.params.get("publish_ros_depth_image", True))
-            colored = bool(sensor.params.get("publish_ros_colored_pointcloud", False))
-            pdi = pub(Image, topics["depth_image"], qos) if want_depth_img else None
-            pdc = pub(CameraInfo, topics["depth_info"], qos)
-            pp = pub(PointCloud2, topics["points"], qos)
-            enc = self.opts.depth_image_encoding
-
-            def publish(obs: Any) -> None:
-                t = st(obs.stamp)
-                if obs.rgb is not None:
-                    if pri.get_subscription_count():
-                        pri.publish(cv.image_msg(obs.rgb, rgb_frame, t))
-                        count()
-                    if prc.get_subscription_count():
-                        prc.publish(cv.camera_info_msg(obs.rgb_intrinsics, rgb_frame, t))
-                        count()
-                if obs.depth is None:
-                    return
-                if pdi is not None and pdi.get_subscription_count():
-                    pdi.publish(cv.depth_image_msg(obs.depth, depth_frame, t, enc))
-                    count()
-                if pdc.get_subscription_count():
-                    pdc.publish(cv.camera_info_msg(obs.depth_intrinsics, depth_frame, t))
-                    count()
-                if pp.get_subscription_count():
-                    pp.publish(_rgbd_cloud(obs, depth_frame, t, colored))
-                    count()
-        elif cls == "imu":
-            p = pub(Imu, topics["main"], qos)
-            gyro, accel = float(sensor.gyro_noise), float(sensor.accel_noise)
-            orient = float(sensor.params.get("orientation_std_noise", 0.0))
-
-            def publish(obs: Any) -> None:
-                if p.get_subscription_count():
-                    p.publish(cv.imu_msg(obs, st(obs.stamp), gyro_sigma=gyro, accel_sigma=accel,
-                                         orientation_sigma=orient))
-                    count()
-        elif cls == "gnss":
-            p = pub(NavSatFix, topics["main"], qos)
-
-            def publish(obs: Any) -> None:
-                if p.get_subscription_count():
-                    p.publish(cv.nav_sat_fix_msg(obs, st(obs.stamp)))
-                    count()
-        else:
+        row = sensor_publisher(sensor)
+        if row is None:
             self.get_logger().warning(f"sensor '{sensor.name}' of class '{cls}': no ROS message for it; "
                                       f"not published")
             return
-        self._sensors.append(_SensorLink(sensor, publish))
+        publish = row.build(self._pub_ctx, sensor, row.topics(f"{link.prefix}{sensor.name}"))
+        self._sensors.append(SensorLink(sensor, publish))
 
     def _count(self, n: int = 1) -> None:
         self.published += n
@@ -660,7 +577,7 @@ class MvsimNode(Node):
             veh = link.vehicle
             tfs = [cv.transform_msg(naming.BASE_FRAME, naming.FOOTPRINT_FRAME, (0, 0, 0, 0, 0, 0), t)]
             for s in veh.sensors.values():
-                tfs.extend(_sensor_static_tfs(s, t))
+                tfs.extend(sensor_static_tfs(s, t))
             link.pubs["tf_static"].publish(TFMessage(transforms=tfs))
             link.pubs["polygon"].publish(cv.polygon_msg(veh.chassis.footprint))
             self._publish_markers(link, t)
@@ -780,31 +697,6 @@ class MvsimNode(Node):
 def _descriptor(spec: ParamSpec) -> Any:
 
     return ParameterDescriptor(description=spec.description, dynamic_typing=True)
-
-
-def _sensor_static_tfs(sensor: Any, t: float) -> list[Any]:
-    """base_link → sensor frame (its pose on the vehicle); RGB-D cameras add their two optical frames."""
-    out = [cv.transform_msg(naming.BASE_FRAME, sensor.name, sensor.pose, t)]
-    if getattr(sensor, "xml_class", "") == "rgbd_camera":
-        from mvsim_core.sensors.rgbd_camera import OPTICAL_WRT_SENSOR
-
-        rgb_frame, depth_frame = naming.rgbd_frames(sensor.name)
-        out.append(cv.transform_matrix_msg(sensor.name, depth_frame, OPTICAL_WRT_SENSOR, (0.0, 0.0, 0.0), t))
-        out.append(cv.transform_msg(sensor.name, rgb_frame, sensor.rgb_pose_wrt_depth, t))
-    return out
-
-
-def _rgbd_cloud(obs: Any, frame: str, t: float, colored: bool) -> Any:
-    """The RGB-D point cloud in the depth optical frame; coloured when asked and the RGB image is pixel-aligned."""
-    import numpy as np
-
-    pts = obs.points()
-    aligned = (obs.rgb is not None and obs.depth is not None and obs.rgb.shape[:2] == obs.depth.shape
-               and np.allclose(obs.rgb_pose, obs.depth_pose, atol=1e-9))
-    if colored and aligned:
-        v, u = np.nonzero(obs.depth > 0)
-        return cv.colored_cloud_msg(frame, t, pts, obs.rgb[v, u])
-    return cv.point_cloud_msg(frame, t, pts)
 
 
 USAGE = usage()
