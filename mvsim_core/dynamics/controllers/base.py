@@ -34,6 +34,7 @@ from typing import Any, ClassVar, NamedTuple
 
 from mvsim_core.errors import ControllerError
 from mvsim_core.xml.context import ParseContext
+from mvsim_core.xml.flow import expanded
 from mvsim_core.xml.node import XmlNode
 from mvsim_core.xml.params import Param, ParamValues, read_params, table_names, warn_unknown_children
 
@@ -190,6 +191,7 @@ class Controller:
             hint = f' ("{name}" exists only for {", ".join(elsewhere)} vehicles)' if elsewhere else ""
             raise ctx.error(node, f'unknown controller class "{name}" for {fam.value} dynamics{hint}; '
                                   f'controllers of {fam.value} vehicles: {known}', attr="class")
+        node = expanded(node, ctx)  # <include>, <if>, <variable> inside the element (a trajectory's waypoints)
         warn_unknown_children(node, table_names(target.PARAMS) | target.IGNORED_TAGS | target.CHILD_TAGS, ctx,
                               f'<controller class="{name}">')
         ctl = target(family=fam, params=read_params(target.PARAMS, [node], ctx), node=node)

@@ -175,3 +175,22 @@ def test_takes_no_commands(tmp_path):
     t = Teleop(w)
     assert not any(t.key(c) for c in "wsad ")
     assert t.help_lines() == ["[v: trajectory] 1-9 select, L/C/N logs"]
+
+
+def test_waypoints_from_an_included_file(tmp_path):
+    """As upstream's demo_trajectory.world.xml: the waypoints come from a snippet file included inside <controller>
+    (several top-level <waypoint> elements; the file name from a variable)."""
+    (tmp_path / "traj").mkdir()
+    (tmp_path / "traj" / "square_loop.trajectory.xml").write_text(
+        '<!-- an 8 m square at 0.67 m/s -->\n<waypoint t="0.0" x="0.0" y="0.0"/>\n'
+        '<waypoint t="12.0" x="8.0" y="0.0"/>\n<waypoint t="24.0" x="8.0" y="8.0"/>\n'
+        '<waypoint t="36.0" x="0.0" y="8.0"/>\n<waypoint t="48.0" x="0.0" y="0.0"/>\n')
+    w = load(tmp_path, "differential", '<controller class="trajectory" loop="true">'
+                                       '<variable name="TRAJECTORY" value="square_loop"/>'
+                                       '<lookahead_distance>0.6</lookahead_distance>'
+                                       '<include file="traj/${TRAJECTORY}.trajectory.xml"/></controller>')
+    c = w.vehicles["v"].controller
+    assert [(p.t, p.x, p.y) for p in c.path.waypoints] == [(0, 0, 0), (12, 8, 0), (24, 8, 8), (36, 0, 8), (48, 0, 0)]
+    assert (c.path.loop, c.path.lookahead, c.path.length) == (True, 0.6, 32.0)
+    assert c.path.reference(18.0) == (8.0, 4.0, 12.0, pytest.approx(8.0 / 12.0))
+    assert not [m for m in w.warnings if "unknown tag" in m]
