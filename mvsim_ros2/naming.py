@@ -8,7 +8,8 @@ including ``<V>/tf`` and ``<V>/tf_static``. Names are relative, so they resolve 
 Frames are *not* prefixed: each vehicle has its own ``odom``, ``base_link``, ``base_footprint`` and sensor frames on its
 own ``tf`` topic (this is what Nav2 multi-robot setups expect; RViz for robot ``r1`` remaps ``/tf`` to ``/r1/tf``).
 
-Sensor topics and frames (``L`` = the sensor's name in the world file):
+Sensor topics and frames (``L`` = the sensor's name in the world file; each sensor class's row in
+:mod:`mvsim_ros2.sensor_publishers` makes them):
 
 =================  ==========================================================  =====================================
 sensor class        topics                                                      frames
@@ -43,18 +44,16 @@ def vehicle_prefix(vehicle: str, n_vehicles: int, force_namespace: bool) -> str:
 
 
 def sensor_topics(prefix: str, sensor_name: str, sensor_class: str) -> dict[str, str]:
-    """Topic of each output of a sensor: keys ``main`` (laser, imu, gnss), ``points`` (lidar3d, rgbd_camera),
-    ``image``/``info`` (camera), ``rgb_image``/``rgb_info``/``depth_image``/``depth_info`` (rgbd_camera)."""
-    base = f"{prefix}{sensor_name}"
-    if sensor_class == "lidar3d":
-        return {"points": f"{base}_points"}
-    if sensor_class == "camera":
-        return {"image": f"{base}/image_raw", "info": f"{base}/camera_info"}
-    if sensor_class == "rgbd_camera":
-        return {"rgb_image": f"{base}_rgb/image_raw", "rgb_info": f"{base}_rgb/camera_info",
-                "depth_image": f"{base}_depth/image_raw", "depth_info": f"{base}_depth/camera_info",
-                "points": f"{base}_points"}
-    return {"main": base}
+    """Topic of each output of a sensor of class ``sensor_class`` (its ``class="..."``): keys ``main`` (laser, imu,
+    gnss), ``points`` (lidar3d, rgbd_camera), ``image``/``info`` (camera), ``rgb_image``/``rgb_info``/
+    ``depth_image``/``depth_info`` (rgbd_camera). The names come from the sensor's row in
+    :data:`mvsim_ros2.sensor_publishers.SENSOR_PUBLISHERS`; an unknown class gets one topic named as the sensor."""
+    from mvsim_core.sensors import Sensor
+    from mvsim_ros2.sensor_publishers import sensor_publisher, single_topic
+
+    cls = Sensor.registry.get(sensor_class)
+    row = sensor_publisher(cls) if cls is not None else None
+    return (row.topics if row is not None else single_topic)(f"{prefix}{sensor_name}")
 
 
 def rgbd_frames(sensor_name: str) -> tuple[str, str]:

@@ -5,37 +5,10 @@ Run without launch files::
     mvsim_node --ros-args -p world_file:=worlds/demo.world.xml -p realtime_factor:=1.0
     mvsim_node worlds/demo.world.xml            # same (a plain argument is taken as world_file)
 
-Parameters (upstream's, reference §3.1 and §9, plus ours; units in brackets):
-
-=================================  ========  ===================================================================
-``world_file``                     ""        the .world.xml to load (required)
-``headless``                       false     no 3D viewer window (without a display the node is headless anyway)
-``realtime_factor``                1.0       simulated seconds per wall second; 0 = as fast as possible
-``simul_rate``                     100       [Hz] ticks of the run loop (steps, /clock, callbacks)
-``max_simul_catchup_time``         0.1       [s] most simulated time advanced in one tick; a larger lag is dropped
-``period_ms_publish_tf``           20        [ms] of simulated time between odom / tf / ground-truth messages
-``do_fake_localization``           true      map→odom, ``amcl_pose``, ``particlecloud`` from the ground truth
-``publish_tf_odom2baselink``       true      odom→base_link on ``tf``
-``force_publish_vehicle_namespace`` false    ``<V>/`` prefix even for a single vehicle
-``publisher_history_len``          50        depth of odom / ground truth / collision publishers
-``publish_log_topics``             false     CSV-logger columns as ``<V>/log/...`` Float64 topics while recording
-``base_watchdog_timeout``          1.0       [s, simulated] stop a vehicle whose commands stopped; ≤ 0 disables
-``disable_sim_time_clock``         false     wall-clock stamps and no ``/clock`` (pre-1.4 upstream behaviour)
-``world_frame_id``                 "map"     frame of ground truth, simul_map, amcl_pose and particlecloud
-``depth_image_encoding``           "32FC1"   RGB-D depth images: 32FC1 (m, NaN = none) or 16UC1 (mm, 0 = none)
-``lockstep``                       false     simulated time advances only through the ``~/step`` service
-``lockstep_step``                  0.1       [s] simulated time advanced by one ``~/step`` call
-``executor``                       "events"  callback executor: events (rclpy's C++ EventsExecutor) or single_threaded
-``seed``                           0         seed of the world's random generator
-``allow_shell``                    false     let ``$(cmd)`` in the world file run shell commands
-``gui_refresh_period``             50        [ms] time between the viewer's frames while the simulation keeps up
-``zmq_server``                     true      also serve the world over ZMQ (upstream comms) from this process
-``zmq_port`` / ``zmq_bind``        23700 / 127.0.0.1  where that server listens (0 = any free port)
-``use_sim_time``                   false     accepted (this node *is* the clock source; its own stamps ignore it)
-=================================  ========  ===================================================================
-
-``realtime_factor``, ``lockstep``, ``lockstep_step``, ``base_watchdog_timeout`` and ``max_simul_catchup_time`` can be
-changed while running (``ros2 param set``); the others are read at start.
+Parameters: upstream's (reference §3.1 and §9) plus ours, each declared once with its default and meaning in
+:class:`mvsim_ros2.params.Options` (``mvsim_node --help`` lists them). ``realtime_factor``, ``lockstep``,
+``lockstep_step``, ``base_watchdog_timeout`` and ``max_simul_catchup_time`` can be changed while running
+(``ros2 param set``); the others are read at start.
 
 Time: every stamp is simulated time, starting at 0 when the node starts, and ``/clock`` carries it (once per tick, and
 after every ``~/step``). Pacing is scheduled against a wall-clock anchor — simulated time target = anchor + factor ×
@@ -49,10 +22,11 @@ default) advances ``lockstep_step`` simulated seconds, publishes everything due 
 pacing from the current time (so ``lockstep`` doubles as pause).
 
 Topics: see :mod:`mvsim_ros2.naming` for the names and QoS; per vehicle ``cmd_vel`` (Twist) and ``ackermann_cmd``
-(AckermannDriveStamped) in, ``odom``, ``base_pose_ground_truth``, ``collision``, ``chassis_markers``,
-``chassis_polygon``, ``tf``, ``tf_static``, ``amcl_pose`` and ``particlecloud`` out, plus one or more topics per
-sensor; ``simul_map`` and ``simul_map_metadata`` per world; ``/clock``. A volatile topic nobody subscribes to is
-neither built nor published (a new subscriber gets the next message); latched ones are always published.
+(AckermannDriveStamped) in (:mod:`mvsim_ros2.commands`), ``odom``, ``base_pose_ground_truth``, ``collision``,
+``chassis_markers``, ``chassis_polygon``, ``tf``, ``tf_static``, ``amcl_pose`` and ``particlecloud`` out
+(:mod:`mvsim_ros2.vehicle_publishers`), plus one or more topics per sensor (:mod:`mvsim_ros2.sensor_publishers`);
+``simul_map`` and ``simul_map_metadata`` per world; ``/clock``. A volatile topic nobody subscribes to is neither built
+nor published (a new subscriber gets the next message); latched ones are always published.
 
 Errors in the parameters or the world file print one line and exit with status 2 (no traceback).
 """
@@ -60,231 +34,39 @@ Errors in the parameters or the world file print one line and exit with status 2
 from __future__ import annotations
 
 import logging
-import math
-import os
 import sys
-import threading
 import time
-from collections.abc import Callable, Sequence
-from contextlib import nullcontext
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
-from mvsim_core.errors import ControllerError, MvsimError
-from mvsim_core.geometry.rotations import compose2d, inverse2d
+from mvsim_core.errors import MvsimError
 from mvsim_core.runner import Runner, StatusLine
+from mvsim_ros2.params import PARAMS, ConfigError, Options, ParamSpec, resolve_world_file, usage
 
 try:  # ROS 2 is optional at import time, so that `mvsim_node` can say clearly what is missing
-    from ackermann_msgs.msg import AckermannDriveStamped
-    from geometry_msgs.msg import Polygon, PoseArray, PoseWithCovarianceStamped, Twist
-    from nav_msgs.msg import MapMetaData, Odometry
+    from nav_msgs.msg import MapMetaData
     from nav_msgs.msg import OccupancyGrid as OccupancyGridMsg
     from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
     from rclpy.node import Node
     from rosgraph_msgs.msg import Clock
-    from sensor_msgs.msg import CameraInfo, Image, Imu, LaserScan, NavSatFix, PointCloud2
-    from std_msgs.msg import Bool, Float64, Header
     from std_srvs.srv import Trigger
-    from tf2_msgs.msg import TFMessage
-    from visualization_msgs.msg import MarkerArray
 
     from mvsim_ros2 import conversions as cv
-    from mvsim_ros2 import naming
+    from mvsim_ros2 import naming, zmq_bridge
+    from mvsim_ros2 import vehicle_publishers as vp
+    from mvsim_ros2.commands import CommandInputs
+    from mvsim_ros2.sensor_publishers import PublishContext, SensorLink, sensor_publisher
 
     ROS_IMPORT_ERROR: ImportError | None = None
 except ImportError as _e:  # pragma: no cover - exercised only on machines without ROS 2
     Node = object  # type: ignore[assignment,misc]
     ROS_IMPORT_ERROR = _e
 
+__all__ = ["PARAMS", "ConfigError", "MvsimNode", "Options", "ParamSpec", "main", "make_executor",
+           "resolve_world_file", "run_node"]
+
 log = logging.getLogger("mvsim_ros2")
 
-
-class ConfigError(MvsimError):
-    """A bad node parameter (the message names it and what is accepted)."""
-
-
-# ---------------------------------------------------------------------- parameters
-@dataclass(frozen=True)
-class ParamSpec:
-    name: str
-    default: Any
-    description: str
-    dynamic: bool = False  # may change while running
-
-
-PARAMS: tuple[ParamSpec, ...] = (
-    ParamSpec("world_file", "", "world file (.world.xml) to load"),
-    ParamSpec("headless", False, "no 3D viewer window (none without a display either)"),
-    ParamSpec("gui_refresh_period", 50.0, "ms between the viewer's frames while the simulation keeps up"),
-    ParamSpec("realtime_factor", 1.0, "simulated seconds per wall second (0 = as fast as possible)", True),
-    ParamSpec("simul_rate", 100.0, "run-loop ticks per wall second (Hz)"),
-    ParamSpec("max_simul_catchup_time", 0.1, "most simulated seconds advanced in one tick", True),
-    ParamSpec("period_ms_publish_tf", 20.0, "simulated ms between odom/tf/ground-truth messages"),
-    ParamSpec("do_fake_localization", True, "publish map->odom, amcl_pose and particlecloud from ground truth"),
-    ParamSpec("publish_tf_odom2baselink", True, "publish odom->base_link on tf"),
-    ParamSpec("force_publish_vehicle_namespace", False, "prefix topics with <vehicle>/ even for one vehicle"),
-    ParamSpec("publisher_history_len", 50, "QoS depth of odom / ground truth / collision publishers"),
-    ParamSpec("publish_log_topics", False, "publish CSV-logger columns as Float64 topics while recording"),
-    ParamSpec("base_watchdog_timeout", 1.0, "simulated s without commands before a vehicle is stopped (<=0: off)",
-              True),
-    ParamSpec("disable_sim_time_clock", False, "stamp with wall-clock time and do not publish /clock"),
-    ParamSpec("world_frame_id", "map", "frame of ground truth, simul_map, amcl_pose, particlecloud"),
-    ParamSpec("depth_image_encoding", "32FC1", "depth image encoding: 32FC1 (m) or 16UC1 (mm)"),
-    ParamSpec("lockstep", False, "advance simulated time only through the ~/step service", True),
-    ParamSpec("lockstep_step", 0.1, "simulated seconds advanced by one ~/step call", True),
-    ParamSpec("executor", "events", "callback executor: events (C++ EventsExecutor) or single_threaded"),
-    ParamSpec("seed", 0, "seed of the world's random generator"),
-    ParamSpec("allow_shell", False, "let $(cmd) in the world file run shell commands"),
-    ParamSpec("zmq_server", True, "serve the world over ZMQ (upstream comms protocol) from this process"),
-    ParamSpec("zmq_port", 23700, "TCP port of the ZMQ server (0 = any free port)"),
-    ParamSpec("zmq_bind", "127.0.0.1", "interface the ZMQ server listens on"),
-)
-
-
-@dataclass
-class Options:
-    """Validated node parameters (see the module docstring for meanings and units)."""
-
-    world_file: str = ""
-    headless: bool = False
-    gui_refresh_period: float = 50.0
-    realtime_factor: float = 1.0
-    simul_rate: float = 100.0
-    max_simul_catchup_time: float = 0.1
-    period_ms_publish_tf: float = 20.0
-    do_fake_localization: bool = True
-    publish_tf_odom2baselink: bool = True
-    force_publish_vehicle_namespace: bool = False
-    publisher_history_len: int = 50
-    publish_log_topics: bool = False
-    base_watchdog_timeout: float = 1.0
-    disable_sim_time_clock: bool = False
-    world_frame_id: str = "map"
-    depth_image_encoding: str = "32FC1"
-    lockstep: bool = False
-    lockstep_step: float = 0.1
-    executor: str = "events"
-    seed: int = 0
-    allow_shell: bool = False
-    zmq_server: bool = True
-    zmq_port: int = 23700
-    zmq_bind: str = "127.0.0.1"
-
-    @classmethod
-    def from_values(cls, values: dict[str, Any]) -> Options:
-        """Options from parameter values, converted and checked.
-
-        Raises:
-            ConfigError: a value of the wrong type or out of range (the message names the parameter).
-        """
-        opts = cls()
-        for name, value in values.items():
-            if not hasattr(opts, name):
-                continue
-            setattr(opts, name, _convert(name, value, type(getattr(cls(), name))))
-        opts.check()
-        return opts
-
-    def check(self) -> None:
-        """Raise :class:`ConfigError` for any value out of range."""
-        _need(self.realtime_factor >= 0 and math.isfinite(self.realtime_factor), "realtime_factor",
-              self.realtime_factor, "a number >= 0 (0 = as fast as possible)")
-        _need(self.simul_rate > 0 and math.isfinite(self.simul_rate), "simul_rate", self.simul_rate, "> 0 Hz")
-        _need(self.max_simul_catchup_time > 0, "max_simul_catchup_time", self.max_simul_catchup_time, "> 0 s")
-        _need(self.period_ms_publish_tf > 0, "period_ms_publish_tf", self.period_ms_publish_tf, "> 0 ms")
-        _need(self.publisher_history_len >= 1, "publisher_history_len", self.publisher_history_len, ">= 1")
-        _need(math.isfinite(self.base_watchdog_timeout), "base_watchdog_timeout", self.base_watchdog_timeout,
-              "a number of seconds (<= 0 disables the watchdog)")
-        _need(self.lockstep_step > 0 and math.isfinite(self.lockstep_step), "lockstep_step", self.lockstep_step,
-              "> 0 s")
-        _need(self.depth_image_encoding in ("32FC1", "16UC1"), "depth_image_encoding", self.depth_image_encoding,
-              "32FC1 or 16UC1")
-        _need(0 <= self.zmq_port <= 65535, "zmq_port", self.zmq_port, "0..65535")
-        _need(self.executor in ("events", "single_threaded"), "executor", self.executor, "events or single_threaded")
-        _need(bool(self.world_frame_id), "world_frame_id", self.world_frame_id, "a frame name")
-
-
-def _need(ok: bool, name: str, value: Any, what: str) -> None:
-    if not ok:
-        raise ConfigError(f"parameter {name}={value!r} is invalid: expected {what}")
-
-
-def _convert(name: str, value: Any, kind: type) -> Any:
-    """Parameter values arrive typed by how they were written (``-p x:=1`` is an integer): accept ints for floats."""
-    if kind is bool:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.lower() in ("true", "false"):
-            return value.lower() == "true"
-    elif kind is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-    elif kind is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-    elif kind is str:
-        if isinstance(value, str):
-            return value
-    raise ConfigError(f"parameter {name}={value!r} has the wrong type: expected {kind.__name__}")
-
-
-def resolve_world_file(name: str) -> Path:
-    """The world file: as given (relative to the working directory), else under this package's ``worlds/``.
-
-    Raises:
-        ConfigError: empty name, or no such file.
-    """
-    if not name:
-        raise ConfigError("no world file: run `mvsim_node --ros-args -p world_file:=PATH` (or `mvsim_node PATH`)")
-    p = Path(name).expanduser()
-    if p.is_file():
-        return p
-    if not p.is_absolute():
-        for root in _world_dirs():
-            if (root / p).is_file():
-                return root / p
-    raise ConfigError(f"world file not found: {name}")
-
-
-def _world_dirs() -> list[Path]:
-    here = Path(__file__).resolve().parent
-    dirs = [here.parent / "worlds"]  # source checkout / editable install
-    prefix = Path(sys.prefix)
-    dirs.append(prefix / "share" / "mvsim_ros2" / "worlds")  # pip / colcon install
-    for root in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep):
-        if root:
-            dirs.append(Path(root) / "share" / "mvsim_ros2" / "worlds")
-    return dirs
-
-
-# ---------------------------------------------------------------------- the node
-@dataclass
-class _SensorLink:
-    """Publishing state of one sensor."""
-
-    sensor: Any
-    publish: Callable[[Any], None]
-    prev: Any = None
-
-
-@dataclass
-class _VehicleLink:
-    """Publishers, subscriptions and command state of one vehicle."""
-
-    vehicle: Any
-    prefix: str
-    pubs: dict[str, Any] = field(default_factory=dict)
-    subs: list[Any] = field(default_factory=list)
-    last_cmd: float | None = None  # simulated time of the latest command; None = no command active
-    collided: bool = False
-    warned: set[str] = field(default_factory=set)
-    wheel_yaws: tuple[float, ...] | None = None
-    steerable: bool = False  # wheels may turn: republish chassis_markers when their angles change
-    msgs: dict[str, Any] = field(default_factory=dict)  # messages refilled in place every period
-    log_pubs: dict[str, Any] = field(default_factory=dict)
 
 
 def make_executor(kind: str) -> Any:
@@ -364,9 +146,10 @@ class MvsimNode(Node):
         self.dt = self.world.timestep  # s per physics step
         self.tf_period = self.opts.period_ms_publish_tf / 1000.0
         self._next_periodic = self.world.time
-        self._vehicles: list[_VehicleLink] = []
-        self._sensors: list[_SensorLink] = []
-        self._commanded: list[_VehicleLink] = []
+        self._vehicles: list[vp.VehicleLink] = []
+        self._sensors: list[SensorLink] = []
+        self._commands = CommandInputs(self, self.world)
+        self._commanded = self._commands.commanded  # the same list: vehicles whose commands are active
         self._stop = False
         self.comms = None
         self._zmq_server = None
@@ -377,6 +160,8 @@ class MvsimNode(Node):
                              max_catchup=o.max_simul_catchup_time, viewer=self.viewer, clock=time.monotonic,
                              status=StatusLine(tty_only=True, extra=self._status_fields))
         self.runner.paused = o.lockstep
+        self._pub_ctx = PublishContext(self.create_publisher, self._stamp_time, self._count,
+                                       self.opts.depth_image_encoding)
 
         self._make_world_publishers()
         for veh in self.world.vehicles.values():
@@ -425,257 +210,56 @@ class MvsimNode(Node):
         return time.time() if self.opts.disable_sim_time_clock else t
 
     def _make_world_publishers(self) -> None:
+        from mvsim_core.elements.occupancy_grid import OccupancyGrid
+
         self._clock_pub = None
         if not self.opts.disable_sim_time_clock:
             self._clock_pub = self.create_publisher(Clock, "/clock", naming.qos_clock())
-        grids = [e for e in self.world.elements if getattr(e, "xml_class", "") == "occupancy_grid"
-                 and getattr(e, "grid", None) is not None]
-        self._grids = grids
-        depth = max(1, len(grids))
+        self._grids = [e for e in self.world.elements if isinstance(e, OccupancyGrid) and e.grid is not None]
+        depth = max(1, len(self._grids))
         self._map_pub = self.create_publisher(OccupancyGridMsg, "simul_map", naming.qos_latched(depth))
         self._map_meta_pub = self.create_publisher(MapMetaData, "simul_map_metadata", naming.qos_latched(depth))
 
     def _make_vehicle(self, veh: Any) -> None:
         o = self.opts
         prefix = naming.vehicle_prefix(veh.name, len(self.world.vehicles), o.force_publish_vehicle_namespace)
-        link = _VehicleLink(veh, prefix)
-        hist = naming.qos_state(o.publisher_history_len)
-        pub = self.create_publisher
-        link.pubs["odom"] = pub(Odometry, f"{prefix}odom", hist)
-        link.pubs["gt"] = pub(Odometry, f"{prefix}base_pose_ground_truth", hist)
-        link.pubs["collision"] = pub(Bool, f"{prefix}collision", hist)
-        link.pubs["tf"] = pub(TFMessage, f"{prefix}tf", naming.qos_tf())
-        link.pubs["tf_static"] = pub(TFMessage, f"{prefix}tf_static", naming.qos_tf_static())
-        link.pubs["markers"] = pub(MarkerArray, f"{prefix}chassis_markers", naming.qos_latched(5))
-        link.pubs["polygon"] = pub(Polygon, f"{prefix}chassis_polygon", naming.qos_latched(1))
-        if o.do_fake_localization:
-            link.pubs["amcl_pose"] = pub(PoseWithCovarianceStamped, f"{prefix}amcl_pose", naming.qos_latched(1))
-            link.pubs["particlecloud"] = pub(PoseArray, f"{prefix}particlecloud", naming.qos_state(1))
-        link.subs.append(self.create_subscription(
-            Twist, f"{prefix}cmd_vel", lambda m, lk=link: self._on_cmd_vel(lk, m), naming.qos_command()))
-        link.subs.append(self.create_subscription(
-            AckermannDriveStamped, f"{prefix}ackermann_cmd", lambda m, lk=link: self._on_ackermann(lk, m),
-            naming.qos_command()))
-        wf = o.world_frame_id
-        link.msgs["odom"] = Odometry(header=Header(frame_id=naming.ODOM_FRAME), child_frame_id=naming.BASE_FRAME)
-        link.msgs["gt"] = Odometry(header=Header(frame_id=wf), child_frame_id=naming.BASE_FRAME)
-        link.msgs["collision"] = Bool()
-        tfs = []
-        if o.publish_tf_odom2baselink:
-            tfs.append(cv.transform_msg(naming.ODOM_FRAME, naming.BASE_FRAME, (0, 0, 0, 0, 0, 0), 0.0))
-        if o.do_fake_localization:
-            tfs.append(cv.transform_msg(wf, naming.ODOM_FRAME, (0, 0, 0, 0, 0, 0), 0.0))
-            link.msgs["amcl_pose"] = cv.pose_with_covariance_msg(wf, (0, 0, 0, 0, 0, 0), 0.0)
-            link.msgs["particlecloud"] = cv.pose_array_msg(wf, [(0, 0, 0, 0, 0, 0)], 0.0)
-        link.msgs["tf"] = TFMessage(transforms=tfs)
-        link.steerable = any(w.yaw != 0.0 for w in veh.wheels) or hasattr(veh.dynamics, "steer")
+        link = vp.make_vehicle_link(self.create_publisher, veh, prefix, o)
+        self._commands.subscribe(link)
         self._vehicles.append(link)
         for sensor in veh.sensors.values():
             self._make_sensor(link, sensor)
 
-    def _make_sensor(self, link: _VehicleLink, sensor: Any) -> None:
+    def _make_sensor(self, link: vp.VehicleLink, sensor: Any) -> None:
+        """The sensor's publishers, from its class's row in :data:`mvsim_ros2.sensor_publishers.SENSOR_PUBLISHERS`."""
         cls = getattr(sensor, "xml_class", "")
         if not type(sensor).simulated:
             self.get_logger().warning(f"sensor '{sensor.name}' ({cls}) of '{link.vehicle.name}' is not "
                                       f"simulated in this build: not published")
             return
-        topics = naming.sensor_topics(link.prefix, sensor.name, cls)
-        qos = naming.qos_sensor()
-        pub = self.create_publisher
-        st = self._stamp_time
-        count = self._count
-
-        if cls == "laser":
-            p = pub(LaserScan, topics["main"], qos)
-            period = float(sensor.period)
-
-            def publish(obs: Any) -> None:
-                if p.get_subscription_count():
-                    p.publish(cv.laser_scan_msg(obs, st(obs.stamp), scan_time=period))
-                    count()
-        elif cls == "lidar3d":
-            p = pub(PointCloud2, topics["points"], qos)
-
-            def publish(obs: Any) -> None:
-                if p.get_subscription_count():
-                    p.publish(cv.lidar3d_cloud_msg(obs, st(obs.stamp)))
-                    count()
-        elif cls == "camera":
-            pi, pc = pub(Image, topics["image"], qos), pub(CameraInfo, topics["info"], qos)
-
-            def publish(obs: Any) -> None:
-                t = st(obs.stamp)
-                if pi.get_subscription_count():
-                    pi.publish(cv.image_msg(obs.rgb, sensor.name, t))
-                    count()
-                if pc.get_subscription_count():
-                    pc.publish(cv.camera_info_msg(obs.intrinsics, sensor.name, t))
-                    count()
-        elif cls == "rgbd_camera":
-            rgb_frame, depth_frame = naming.rgbd_frames(sensor.name)
-            pri, prc = pub(Image, topics["rgb_image"], qos), pub(CameraInfo, topics["rgb_info"], qos)
-            want_depth_img = bool(sensor.params.get("publish_ros_depth_image", True))
-            colored = bool(sensor.params.get("publish_ros_colored_pointcloud", False))
-            pdi = pub(Image, topics["depth_image"], qos) if want_depth_img else None
-            pdc = pub(CameraInfo, topics["depth_info"], qos)
-            pp = pub(PointCloud2, topics["points"], qos)
-            enc = self.opts.depth_image_encoding
-
-            def publish(obs: Any) -> None:
-                t = st(obs.stamp)
-                if obs.rgb is not None:
-                    if pri.get_subscription_count():
-                        pri.publish(cv.image_msg(obs.rgb, rgb_frame, t))
-                        count()
-                    if prc.get_subscription_count():
-                        prc.publish(cv.camera_info_msg(obs.rgb_intrinsics, rgb_frame, t))
-                        count()
-                if obs.depth is None:
-                    return
-                if pdi is not None and pdi.get_subscription_count():
-                    pdi.publish(cv.depth_image_msg(obs.depth, depth_frame, t, enc))
-                    count()
-                if pdc.get_subscription_count():
-                    pdc.publish(cv.camera_info_msg(obs.depth_intrinsics, depth_frame, t))
-                    count()
-                if pp.get_subscription_count():
-                    pp.publish(_rgbd_cloud(obs, depth_frame, t, colored))
-                    count()
-        elif cls == "imu":
-            p = pub(Imu, topics["main"], qos)
-            gyro, accel = float(sensor.gyro_noise), float(sensor.accel_noise)
-            orient = float(sensor.params.get("orientation_std_noise", 0.0))
-
-            def publish(obs: Any) -> None:
-                if p.get_subscription_count():
-                    p.publish(cv.imu_msg(obs, st(obs.stamp), gyro_sigma=gyro, accel_sigma=accel,
-                                         orientation_sigma=orient))
-                    count()
-        elif cls == "gnss":
-            p = pub(NavSatFix, topics["main"], qos)
-
-            def publish(obs: Any) -> None:
-                if p.get_subscription_count():
-                    p.publish(cv.nav_sat_fix_msg(obs, st(obs.stamp)))
-                    count()
-        else:
+        row = sensor_publisher(sensor)
+        if row is None:
             self.get_logger().warning(f"sensor '{sensor.name}' of class '{cls}': no ROS message for it; "
                                       f"not published")
             return
-        self._sensors.append(_SensorLink(sensor, publish))
+        publish = row.build(self._pub_ctx, sensor, row.topics(f"{link.prefix}{sensor.name}"))
+        self._sensors.append(SensorLink(sensor, publish))
 
     def _count(self, n: int = 1) -> None:
         self.published += n
 
     def _start_zmq(self) -> None:
-        """Serve the world over ZMQ from this process (if enabled and mvsim_core.comms is available)."""
-        if not self.opts.zmq_server:
-            return
-        try:
-            from mvsim_core.comms import CommsError, Server, WorldComms
-        except ImportError as e:
-            self.get_logger().info(f"ZMQ server not available in this build ({e}); ROS only")
-            return
-        o = self.opts
-        host = "127.0.0.1" if o.zmq_bind in ("0.0.0.0", "*") else o.zmq_bind
-        server = Server(o.zmq_port, o.zmq_bind)
-        try:
-            server.start()
-            port = server.port
-        except CommsError as e:
-            self.get_logger().warning(f"ZMQ server not started: {e}; trying to join the server already there")
-            server, port = None, o.zmq_port
-        comms = WorldComms(self.world, host, port, timeout=5.0)
-        try:
-            comms.attach()
-        except Exception as e:  # noqa: BLE001 - any comms failure leaves ROS running
-            self.get_logger().warning(f"ZMQ interface disabled: {e}")
-            comms.close()
-            if server is not None:
-                server.stop()
-            return
-        self.comms, self._zmq_server = comms, server
-        where = server.endpoint if server is not None else f"tcp://{host}:{port}"
-        self.get_logger().info(f"ZMQ: world served as node 'World' on {where} (set zmq_server:=false to disable)")
+        """Serve the world over ZMQ from this process (if enabled; :mod:`mvsim_ros2.zmq_bridge`)."""
+        self.comms, self._zmq_server = zmq_bridge.start(self.world, self.opts, self.get_logger())
 
     def _close_zmq(self, timeout: float = 10.0) -> None:
-        """Unregister the world and stop the ZMQ server, giving up (with a warning) after ``timeout`` s so that a
-        stuck socket never keeps the node from exiting."""
+        """Unregister the world and stop the ZMQ server (never blocking the exit for more than ``timeout`` s)."""
         comms, server = self.comms, self._zmq_server
         self.comms = self._zmq_server = None
-        if comms is None and server is None:
-            return
+        zmq_bridge.close(comms, server, self.get_logger(), timeout)
 
-        def close() -> None:
-            if comms is not None:
-                comms.close()
-            if server is not None:
-                server.stop()
-
-        worker = threading.Thread(target=close, name="mvsim-zmq-close", daemon=True)
-        worker.start()
-        worker.join(timeout)
-        if worker.is_alive():
-            self.get_logger().warning(f"the ZMQ interface did not close within {timeout:g} s; exiting anyway")
-
-    # ------------------------------------------------------------------ commands
-    def _warn_once(self, link: _VehicleLink, key: str, text: str) -> None:
-        if key not in link.warned:
-            link.warned.add(key)
-            self.get_logger().warning(f"vehicle '{link.vehicle.name}': {text}")
-
-    def _guard(self):
-        return self.world.step_guard or nullcontext()
-
-    def _arm(self, link: _VehicleLink) -> None:
-        if link.last_cmd is None:
-            self._commanded.append(link)
-        link.last_cmd = self.world.time
-
-    def _on_cmd_vel(self, link: _VehicleLink, msg: Any) -> None:
-        veh = link.vehicle
-        try:
-            with self._guard():
-                veh.set_twist(float(msg.linear.x), float(msg.linear.y), float(msg.angular.z))
-        except ControllerError:
-            ctl = getattr(veh.controller, "xml_class", "?")
-            hint = " (use ackermann_cmd)" if ctl == "front_steer_pid" else ""
-            self._warn_once(link, "cmd_vel", f"its controller '{ctl}' does not take cmd_vel (Twist) commands; "
-                                             f"ignored{hint}")
-            return
-        self._arm(link)
-
-    def _on_ackermann(self, link: _VehicleLink, msg: Any) -> None:
-        veh = link.vehicle
-        ctl = veh.controller
-        speed, steer = float(msg.drive.speed), float(msg.drive.steering_angle)
-        cls = getattr(ctl, "xml_class", "?")
-        with self._guard():
-            if cls == "front_steer_pid" and hasattr(ctl, "set_command"):
-                ctl.set_command(speed, steer)
-            elif getattr(ctl, "accepts_twist", False) and getattr(veh.dynamics, "wheelbase", None):
-                veh.set_twist(speed, 0.0, speed * math.tan(steer) / float(veh.dynamics.wheelbase))
-            else:
-                why = ("it has no wheelbase (not an Ackermann vehicle)" if getattr(ctl, "accepts_twist", False)
-                       else f"its controller '{cls}' takes neither steering nor twist commands")
-                self._warn_once(link, "ackermann", f"cannot take ackermann_cmd: {why}; ignored")
-                return
-        self._arm(link)
-
+    # ------------------------------------------------------------------ commands (mvsim_ros2.commands)
     def _watchdog(self, t: float) -> None:
-        timeout = self.opts.base_watchdog_timeout
-        if timeout <= 0:
-            return
-        for link in list(self._commanded):
-            if link.last_cmd is not None and t - link.last_cmd > timeout:
-                ctl = link.vehicle.controller
-                if getattr(ctl, "xml_class", "") == "front_steer_pid":
-                    ctl.set_command(0.0, float(getattr(ctl, "steer_angle", 0.0)))
-                else:
-                    link.vehicle.set_twist(0.0, 0.0, 0.0)
-                link.last_cmd = None
-                self._commanded.remove(link)
-                self.get_logger().info(f"vehicle '{link.vehicle.name}': no command for {timeout:g} s: stopped")
+        self._commands.watchdog(t, self.opts.base_watchdog_timeout)
 
     # ------------------------------------------------------------------ stepping
     def _after_step(self, world: Any) -> None:
@@ -763,117 +347,27 @@ class MvsimNode(Node):
             self.published += 1
 
     def _publish_static(self) -> None:
-        """Latched messages: tf_static per vehicle, chassis polygon and markers, simul_map(s)."""
+        """Latched messages: tf_static, chassis polygon and markers per vehicle, simul_map(s)."""
         t = self._stamp_time(self.world.time)
         for link in self._vehicles:
-            veh = link.vehicle
-            tfs = [cv.transform_msg(naming.BASE_FRAME, naming.FOOTPRINT_FRAME, (0, 0, 0, 0, 0, 0), t)]
-            for s in veh.sensors.values():
-                tfs.extend(_sensor_static_tfs(s, t))
-            link.pubs["tf_static"].publish(TFMessage(transforms=tfs))
-            link.pubs["polygon"].publish(cv.polygon_msg(veh.chassis.footprint))
-            self._publish_markers(link, t)
+            vp.publish_static(link, t)
         for g in self._grids:
             self._map_pub.publish(cv.occupancy_grid_msg(g.grid, self.opts.world_frame_id, t))
             self._map_meta_pub.publish(cv.map_metadata_msg(g.grid, t))
 
-    def _publish_markers(self, link: _VehicleLink, t: float) -> None:
-        veh = link.vehicle
-        link.wheel_yaws = tuple(float(w.yaw) for w in veh.wheels)
-        link.pubs["markers"].publish(cv.chassis_markers_msg(naming.BASE_FRAME, veh.chassis.footprint,
-                                                            veh.wheels, t))
-
     def _publish_periodic(self) -> None:
-        """odom, ground truth, tf, collision, fake localization (and changed markers, log topics).
-
-        Messages are built once per vehicle and refilled in place; a topic nobody subscribes to is skipped (a new
-        subscriber gets the next period's message, ``period_ms_publish_tf`` later).
-        """
+        """odom, ground truth, tf, collision, fake localization (and changed markers, log topics) of every vehicle."""
         o = self.opts
         t = self._stamp_time(self.world.time)
-        fake = o.do_fake_localization
         for link in self._vehicles:
-            veh = link.vehicle
-            pubs, msgs = link.pubs, link.msgs
-            gt = veh.pose
-            vx, vy, wz = veh.twist
-            ox, oy, oyaw = veh.odometry
-            odo6 = (ox, oy, 0.0, oyaw, 0.0, 0.0)
-            n = 0
-            if pubs["odom"].get_subscription_count():
-                mx, my, myaw = veh.odometry_multipliers
-                pubs["odom"].publish(cv.set_odometry(msgs["odom"], odo6, (vx * mx, vy * my, wz * myaw), t))
-                n += 1
-            if pubs["gt"].get_subscription_count():
-                pubs["gt"].publish(cv.set_odometry(msgs["gt"], gt, (vx, vy, wz), t))
-                n += 1
-            if pubs["collision"].get_subscription_count():
-                msgs["collision"].data = link.collided
-                pubs["collision"].publish(msgs["collision"])
-                n += 1
-            link.collided = False
-            if fake or o.publish_tf_odom2baselink:
-                tfm = msgs["tf"]
-                if pubs["tf"].get_subscription_count():
-                    k = 0
-                    if o.publish_tf_odom2baselink:
-                        cv.set_transform(tfm.transforms[0], odo6, t)
-                        k = 1
-                    if fake:  # map->odom = ground truth ⊕ odometry⁻¹, so that map->base_link is the true pose
-                        m2o = compose2d((gt[0], gt[1], gt[3]), inverse2d((ox, oy, oyaw)))
-                        cv.set_transform(tfm.transforms[k], (m2o[0], m2o[1], 0.0, m2o[2], 0.0, 0.0), t)
-                    pubs["tf"].publish(tfm)
-                    n += 1
-            if fake:
-                if pubs["amcl_pose"].get_subscription_count():
-                    amcl = msgs["amcl_pose"]
-                    cv.set_stamp(amcl.header.stamp, t)
-                    cv.set_pose(amcl.pose.pose, gt)
-                    pubs["amcl_pose"].publish(amcl)
-                    n += 1
-                if pubs["particlecloud"].get_subscription_count():
-                    pc = msgs["particlecloud"]
-                    cv.set_stamp(pc.header.stamp, t)
-                    cv.set_pose(pc.poses[0], gt)
-                    pubs["particlecloud"].publish(pc)
-                    n += 1
-            self.published += n
-            if link.steerable:
-                yaws = tuple(float(w.yaw) for w in veh.wheels)
-                if yaws != link.wheel_yaws:
-                    self._publish_markers(link, t)
-                    self.published += 1
+            self.published += vp.publish_periodic(link, o, t)
             if o.publish_log_topics:
-                self._publish_log(link)
-
-    def _publish_log(self, link: _VehicleLink) -> None:
-        veh = link.vehicle
-        logger = getattr(veh, "logger", None)
-        if logger is None or not logger.recording:
-            return
-        from mvsim_core.io.csv_logger import POSE_COLUMNS, WHEEL_COLUMNS
-
-        values = {f"log/pose/{c}": v for c, v in zip(POSE_COLUMNS[1:], (*veh.pose, *veh.twist, *veh.odometry),
-                                                      strict=True)}
-        wheels = getattr(self.world.physics, "wheels", None)
-        k = list(self.world.vehicles).index(veh.name)
-        if wheels is not None:
-            for j, i in enumerate(range(wheels.start[k], wheels.start[k + 1])):
-                row = (wheels.x[i], wheels.y[i], wheels.torque[i], wheels.fz[i], wheels.vx[i], wheels.vy[i],
-                       wheels.fx[i], wheels.fy[i])
-                for c, v in zip(WHEEL_COLUMNS[1:], row, strict=True):
-                    values[f"log/wheel_{j + 1}/{c}"] = v
-        for name, v in values.items():
-            p = link.log_pubs.get(name)
-            if p is None:
-                p = link.log_pubs[name] = self.create_publisher(
-                    Float64, f"{link.prefix}{name}", naming.qos_state(self.opts.publisher_history_len))
-            p.publish(Float64(data=float(v)))
-            self.published += 1
+                self.published += vp.publish_log(link, self.world, self.create_publisher, o.publisher_history_len)
 
     # ------------------------------------------------------------------ shutdown
     def close(self) -> None:
         """Stop the ZMQ interface, close CSV loggers and destroy the node (idempotent)."""
+        self.world.remove_step_listener(self._after_step)
         if self.viewer is not None:
             self.viewer.close()
             self.viewer = None
@@ -889,35 +383,7 @@ def _descriptor(spec: ParamSpec) -> Any:
     return ParameterDescriptor(description=spec.description, dynamic_typing=True)
 
 
-def _sensor_static_tfs(sensor: Any, t: float) -> list[Any]:
-    """base_link → sensor frame (its pose on the vehicle); RGB-D cameras add their two optical frames."""
-    out = [cv.transform_msg(naming.BASE_FRAME, sensor.name, sensor.pose, t)]
-    if getattr(sensor, "xml_class", "") == "rgbd_camera":
-        from mvsim_core.sensors.rgbd_camera import OPTICAL_WRT_SENSOR
-
-        rgb_frame, depth_frame = naming.rgbd_frames(sensor.name)
-        out.append(cv.transform_matrix_msg(sensor.name, depth_frame, OPTICAL_WRT_SENSOR, (0.0, 0.0, 0.0), t))
-        out.append(cv.transform_msg(sensor.name, rgb_frame, sensor.rgb_pose_wrt_depth, t))
-    return out
-
-
-def _rgbd_cloud(obs: Any, frame: str, t: float, colored: bool) -> Any:
-    """The RGB-D point cloud in the depth optical frame; coloured when asked and the RGB image is pixel-aligned."""
-    import numpy as np
-
-    pts = obs.points()
-    aligned = (obs.rgb is not None and obs.depth is not None and obs.rgb.shape[:2] == obs.depth.shape
-               and np.allclose(obs.rgb_pose, obs.depth_pose, atol=1e-9))
-    if colored and aligned:
-        v, u = np.nonzero(obs.depth > 0)
-        return cv.colored_cloud_msg(frame, t, pts, obs.rgb[v, u])
-    return cv.point_cloud_msg(frame, t, pts)
-
-
-USAGE = """usage: mvsim_node [WORLD_FILE] [--ros-args -p world_file:=PATH -p NAME:=VALUE ...]
-
-Runs an MVSim world as the ROS 2 node 'mvsim' (topics, tf, /clock). Parameters:
-""" + "\n".join(f"  {s.name:34s} {s.default!r:12} {s.description}" for s in PARAMS)
+USAGE = usage()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -41,7 +41,7 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from google.protobuf.message import Message
@@ -64,6 +64,7 @@ from mvsim_core.comms.proto import (
 from mvsim_core.comms.server import DEFAULT_PORT, LOOPBACK
 from mvsim_core.errors import ControllerError
 from mvsim_core.geometry.rotations import compose, relative
+from mvsim_core.sensors import Camera, Gnss, Imu, Lidar2D, Lidar3D, RgbdCamera, Sensor
 
 log = logging.getLogger("mvsim.comms.world")
 
@@ -120,11 +121,6 @@ def _image(img: Any, array: np.ndarray, encoding: str) -> None:
     img.encoding = encoding
     img.step = int(a.strides[0])
     img.data = a.tobytes()
-
-
-def lidar2d_message(sensor: Any, obs: Any, t0: float) -> ObservationLidar2D_pb2.ObservationLidar2D:
-    """``mvsim_msgs.ObservationLidar2D`` of a 2D scan (ranges CCW from −aperture/2; sensorPose on the vehicle)."""
-    return ObservationLidar2D_pb2.ObservationLidar2D.FromString(lidar2d_bytes(sensor, obs, t0))
 
 
 _RANGE_ITEM = np.dtype([("tag", "u1"), ("value", "<f4")])
@@ -214,15 +210,34 @@ def _serialized(build: Callable[[Any, Any, float], Message]) -> Callable[[Any, A
     return lambda sensor, obs, t0: build(sensor, obs, t0).SerializeToString()
 
 
-SENSOR_TOPICS: dict[str, tuple[str, type[Message], Callable[[Any, Any, float], bytes]]] = {
-    "laser": ("_scan", ObservationLidar2D_pb2.ObservationLidar2D, lidar2d_bytes),
-    "imu": ("", mvsim_core_msgs_pb2.ObservationIMU, _serialized(imu_message)),
-    "gnss": ("", mvsim_core_msgs_pb2.ObservationGNSS, _serialized(gnss_message)),
-    "lidar3d": ("", mvsim_core_msgs_pb2.ObservationLidar3D, _serialized(lidar3d_message)),
-    "camera": ("", mvsim_core_msgs_pb2.ObservationImage, _serialized(camera_message)),
-    "rgbd_camera": ("", mvsim_core_msgs_pb2.ObservationRGBD, _serialized(rgbd_message)),
+class SensorTopic(NamedTuple):
+    """How one sensor class is published: ``suffix`` added to its ``publish_topic``, the ``message`` class, and
+    ``build`` (sensor, observation, t0 Unix seconds) → the serialized message."""
+
+    suffix: str
+    message: type[Message]
+    build: Callable[[Any, Any, float], bytes]
+
+
+SENSOR_TOPICS: dict[type[Sensor], SensorTopic] = {
+    Lidar2D: SensorTopic("_scan", ObservationLidar2D_pb2.ObservationLidar2D, lidar2d_bytes),
+    Imu: SensorTopic("", mvsim_core_msgs_pb2.ObservationIMU, _serialized(imu_message)),
+    Gnss: SensorTopic("", mvsim_core_msgs_pb2.ObservationGNSS, _serialized(gnss_message)),
+    Lidar3D: SensorTopic("", mvsim_core_msgs_pb2.ObservationLidar3D, _serialized(lidar3d_message)),
+    Camera: SensorTopic("", mvsim_core_msgs_pb2.ObservationImage, _serialized(camera_message)),
+    RgbdCamera: SensorTopic("", mvsim_core_msgs_pb2.ObservationRGBD, _serialized(rgbd_message)),
 }
-"""Sensor ``xml_class`` → (suffix added to its ``publish_topic``, message class, observation → serialized message)."""
+"""Sensor class → how its observations go out; one row per class of :mod:`mvsim_core.sensors` (a test checks)."""
+
+
+def sensor_topic(sensor: Sensor | type[Sensor]) -> SensorTopic | None:
+    """The row of a sensor (or sensor class): its class's, else the nearest base class's; None when there is none."""
+    cls = sensor if isinstance(sensor, type) else type(sensor)
+    for c in cls.__mro__:
+        row = SENSOR_TOPICS.get(c)
+        if row is not None:
+            return row
+    return None
 
 
 class _SensorTopic:
@@ -329,7 +344,7 @@ class WorldComms:
         for s in sensors:
             if not getattr(s, "publish_topic", None):
                 continue
-            spec = SENSOR_TOPICS.get(s.xml_class)
+            spec = sensor_topic(s)
             if spec is None:
                 log.warning("sensor '%s' of class %s: no ZMQ message for it; not published", s.name, s.xml_class)
                 continue

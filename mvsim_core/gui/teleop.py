@@ -6,13 +6,20 @@ directly.
 Keys:
 
 * ``1`` … ``9``: select vehicle 1 … 9 (file order).
-* Twist controllers (``twist_pid``, ``twist_ideal``, ``twist_front_steer_pid``): ``w``/``s`` change the linear
-  setpoint by ±0.1 m/s; ``a``/``d`` the angular one by ±2 °/s (±1 °/s for ``twist_front_steer_pid``); space stops.
-* ``front_steer_pid``: ``w``/``s`` speed ±0.1 m/s, ``a``/``d`` steering ±1° (clamped to the vehicle's maximum),
-  space sets the speed to 0.
-* ``raw``: differential — ``w``/``s`` change both wheel torques by ∓0.05 N·m (negative torque drives forward),
-  ``a``/``d`` turn left/right (left +, right − and the reverse), space zeroes them; Ackermann — ``w``/``s`` change
-  both front torques (or the drivetrain torque) by ∓1 N·m, ``a``/``d`` steer ±1° (clamped), space zeroes the torques.
+* ``w``/``s``/``a``/``d``/space change the controller's *native* command (the first of its ``commands``, see
+  :class:`~mvsim_core.dynamics.controllers.base.Command`) by the controller's class steps; one handler per command
+  kind (:data:`KEY_HANDLERS`), none per controller class:
+
+  - twist (``twist_pid``, ``twist_ideal``, ``twist_front_steer_pid``): ``w``/``s`` change the linear setpoint by
+    ±``SPEED_STEP`` (0.1 m/s); ``a``/``d`` the angular one by ±``OMEGA_STEP`` (2 °/s; 1 °/s for
+    ``twist_front_steer_pid``); space stops.
+  - drive (``front_steer_pid``): ``w``/``s`` speed ±0.1 m/s, ``a``/``d`` steering ±``STEER_STEP`` (1°, clamped to the
+    vehicle's maximum), space sets the speed to 0.
+  - torques (``raw``): without steering (differential) — ``w``/``s`` change both wheel torques by ∓``TORQUE_STEP``
+    (0.05 N·m; negative torque drives forward), ``a``/``d`` turn left/right (left +, right − and the reverse), space
+    zeroes them; with steering (Ackermann) — ``w``/``s`` change every torque by ∓1 N·m, ``a``/``d`` steer ±1°
+    (clamped), space zeroes the torques.
+  - a controller that takes no commands ignores these keys.
 * ``L``: start/stop the selected vehicle's CSV loggers; ``C``: clear their files; ``N``: new logging session.
 
 Keys are case-insensitive. Units: m/s, rad/s (setpoints are stored in rad), N·m, rad.
@@ -21,14 +28,24 @@ Keys are case-insensitive. Units: m/s, rad/s (setpoints are stored in rad), N·m
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
-TWIST_STEP = 0.1  # m/s per w/s press
-OMEGA_STEP = math.radians(2.0)  # rad/s per a/d press (twist controllers)
-OMEGA_STEP_ACKERMANN = math.radians(1.0)  # rad/s per a/d press (twist_front_steer_pid)
-STEER_STEP = math.radians(1.0)  # rad per a/d press (steering controllers)
-RAW_DIFF_TORQUE_STEP = 0.05  # N·m per press (raw differential)
-RAW_ACKERMANN_TORQUE_STEP = 1.0  # N·m per press (raw Ackermann, raw drivetrain)
+from mvsim_core.dynamics.controllers import (
+    AckermannRaw,
+    AckermannTwistFrontSteerPid,
+    Command,
+    Controller,
+    DifferentialRaw,
+)
+
+# the default steps, as the controller classes declare them (each class may override its own)
+TWIST_STEP = Controller.SPEED_STEP  # m/s per w/s press
+OMEGA_STEP = Controller.OMEGA_STEP  # rad/s per a/d press (twist controllers)
+OMEGA_STEP_ACKERMANN = AckermannTwistFrontSteerPid.OMEGA_STEP  # rad/s per a/d press (twist_front_steer_pid)
+STEER_STEP = Controller.STEER_STEP  # rad per a/d press (steering controllers)
+RAW_DIFF_TORQUE_STEP = DifferentialRaw.TORQUE_STEP  # N·m per press (raw differential)
+RAW_ACKERMANN_TORQUE_STEP = AckermannRaw.TORQUE_STEP  # N·m per press (raw Ackermann, raw drivetrain)
 
 
 class Teleop:
@@ -91,71 +108,87 @@ class Teleop:
 
     # ------------------------------------------------------------------ controllers
     def _drive(self, veh: Any, c: str) -> bool:
-        from mvsim_core.dynamics.controllers.base import TwistController
-        from mvsim_core.dynamics.controllers.front_steer_pid import FrontSteerPid
-        from mvsim_core.dynamics.controllers.raw import AckermannDrivetrainRaw, AckermannRaw, DifferentialRaw
-
         ctrl = veh.controller
-        if isinstance(ctrl, TwistController):
-            sp = ctrl.setpoint
-            w_step = OMEGA_STEP_ACKERMANN if ctrl.xml_class == "twist_front_steer_pid" else OMEGA_STEP
-            vx, omega = sp.vx, sp.omega
-            if c == " ":
-                vx, omega = 0.0, 0.0
-            else:
-                vx += {"w": TWIST_STEP, "s": -TWIST_STEP}.get(c, 0.0)
-                omega += {"a": w_step, "d": -w_step}.get(c, 0.0)
-            ctrl.set_twist(vx, 0.0 if c == " " else sp.vy, omega)
-            self.last_message = f"{veh.name}: v={vx:.2f} m/s, w={math.degrees(omega):.1f} deg/s"
-            return True
-        max_steer = float(getattr(veh.dynamics, "max_steer", math.inf))
-        if isinstance(ctrl, FrontSteerPid):
-            speed, steer = ctrl.speed, ctrl.steer_angle
-            if c == " ":
-                speed = 0.0
-            speed += {"w": TWIST_STEP, "s": -TWIST_STEP}.get(c, 0.0)
-            steer = _clamp(steer + {"a": STEER_STEP, "d": -STEER_STEP}.get(c, 0.0), max_steer)
-            ctrl.set_command(speed, steer)
-            self.last_message = f"{veh.name}: v={speed:.2f} m/s, steer={math.degrees(steer):.1f} deg"
-            return True
-        if isinstance(ctrl, DifferentialRaw):
-            d = RAW_DIFF_TORQUE_STEP
-            if c == " ":
-                ctrl.torque_l = ctrl.torque_r = 0.0
-            else:
-                dl, dr = {"w": (-d, -d), "s": (d, d), "a": (d, -d), "d": (-d, d)}[c]
-                ctrl.torque_l += dl
-                ctrl.torque_r += dr
-            self.last_message = f"{veh.name}: torque l={ctrl.torque_l:.2f} r={ctrl.torque_r:.2f} N·m"
-            return True
-        if isinstance(ctrl, (AckermannRaw, AckermannDrivetrainRaw)):
-            d = RAW_ACKERMANN_TORQUE_STEP
-            dt = {"w": -d, "s": d}.get(c, 0.0)
-            if isinstance(ctrl, AckermannRaw):
-                if c == " ":
-                    ctrl.torque_fl = ctrl.torque_fr = 0.0
-                ctrl.torque_fl += dt
-                ctrl.torque_fr += dt
-                torque = ctrl.torque_fl
-            else:
-                if c == " ":
-                    ctrl.torque = 0.0
-                ctrl.torque += dt
-                torque = ctrl.torque
-            ctrl.steer_angle = _clamp(ctrl.steer_angle + {"a": STEER_STEP, "d": -STEER_STEP}.get(c, 0.0), max_steer)
-            self.last_message = (f"{veh.name}: torque={torque:.2f} N·m, "
-                                 f"steer={math.degrees(ctrl.steer_angle):.1f} deg")
-            return True
-        return False
+        handler = KEY_HANDLERS.get(_native(ctrl))
+        if handler is None:
+            return False
+        self.last_message = handler(veh, ctrl, c)
+        return True
 
     def help_lines(self) -> list[str]:
         """Key help for the selected vehicle's controller (status overlay)."""
         veh = self.vehicle
         if veh is None:
             return []
-        ctrl_class = getattr(veh.controller, "xml_class", "?")
-        what = "torques" if ctrl_class == "raw" else "speed"
+        ctrl = veh.controller
+        ctrl_class = getattr(ctrl, "xml_class", "?")
+        native = _native(ctrl)
+        if native is None:
+            return [f"[{veh.name}: {ctrl_class}] 1-9 select, L/C/N logs"]
+        what = "torques" if native is Command.TORQUES else "speed"
         return [f"[{veh.name}: {ctrl_class}] 1-9 select, w/s {what}, a/d turn, space stop, L/C/N logs"]
+
+
+def _native(ctrl: Any) -> Command | None:
+    """The command the keys change: the first the controller accepts, or None."""
+    commands = getattr(ctrl, "commands", ())
+    return commands[0] if commands else None
+
+
+def _max_steer(veh: Any) -> float:
+    return float(getattr(veh.dynamics, "max_steer", math.inf))
+
+
+def _twist_keys(veh: Any, ctrl: Any, c: str) -> str:
+    """w/s: vx ± SPEED_STEP; a/d: ω ± OMEGA_STEP; space: (0, 0, 0)."""
+    sp = ctrl.setpoint
+    vx, omega = sp.vx, sp.omega
+    if c == " ":
+        vx, omega = 0.0, 0.0
+    else:
+        vx += {"w": ctrl.SPEED_STEP, "s": -ctrl.SPEED_STEP}.get(c, 0.0)
+        omega += {"a": ctrl.OMEGA_STEP, "d": -ctrl.OMEGA_STEP}.get(c, 0.0)
+    ctrl.set_twist(vx, 0.0 if c == " " else sp.vy, omega)
+    return f"{veh.name}: v={vx:.2f} m/s, w={math.degrees(omega):.1f} deg/s"
+
+
+def _drive_keys(veh: Any, ctrl: Any, c: str) -> str:
+    """w/s: speed ± SPEED_STEP; a/d: steering ± STEER_STEP (clamped); space: speed 0."""
+    speed, steer = ctrl.speed, ctrl.steer_angle
+    if c == " ":
+        speed = 0.0
+    speed += {"w": ctrl.SPEED_STEP, "s": -ctrl.SPEED_STEP}.get(c, 0.0)
+    steer = _clamp(steer + {"a": ctrl.STEER_STEP, "d": -ctrl.STEER_STEP}.get(c, 0.0), _max_steer(veh))
+    ctrl.drive(speed, steer)
+    return f"{veh.name}: v={speed:.2f} m/s, steer={math.degrees(steer):.1f} deg"
+
+
+def _torque_keys(veh: Any, ctrl: Any, c: str) -> str:
+    """Torques ∓ TORQUE_STEP (w/s); a/d: steering ± STEER_STEP (clamped) or, without steering, left/right torques
+    apart (a: left +, right −); space: torques 0."""
+    d = ctrl.TORQUE_STEP
+    torques = [0.0 if c == " " else t for t in ctrl.torques]
+    if ctrl.steering:
+        dt = {"w": -d, "s": d}.get(c, 0.0)
+        torques = [t + dt for t in torques]
+        steer = _clamp(ctrl.steer_angle + {"a": ctrl.STEER_STEP, "d": -ctrl.STEER_STEP}.get(c, 0.0),
+                       _max_steer(veh))
+        ctrl.set_torques(torques, steer)
+        return f"{veh.name}: torque={torques[0]:.2f} N·m, steer={math.degrees(steer):.1f} deg"
+    if c != " ":
+        dl, dr = {"w": (-d, -d), "s": (d, d), "a": (d, -d), "d": (-d, d)}[c]
+        torques[0] += dl
+        torques[1] += dr
+    ctrl.set_torques(torques)
+    return f"{veh.name}: torque l={torques[0]:.2f} r={torques[1]:.2f} N·m"
+
+
+KEY_HANDLERS: dict[Command, Callable[[Any, Any, str], str]] = {
+    Command.TWIST: _twist_keys,
+    Command.DRIVE: _drive_keys,
+    Command.TORQUES: _torque_keys,
+}
+"""Native command kind → what w/s/a/d/space do to it (returns the status message)."""
 
 
 def _clamp(value: float, limit: float) -> float:

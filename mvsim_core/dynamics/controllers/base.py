@@ -5,26 +5,36 @@ Which controllers exist depends on the vehicle's dynamics *family*:
 ============================  ==================================================================================
 family                        controller classes
 ============================  ==================================================================================
-``differential`` (also        ``raw``, ``twist_pid``, ``twist_ideal``
+``differential`` (also        ``raw``, ``twist_pid``, ``twist_ideal``, ``trajectory``
 ``differential_3_wheels``,
 ``differential_4_wheels``)
-``ackermann``                 ``raw``, ``front_steer_pid``, ``twist_front_steer_pid``, ``twist_ideal``
+``ackermann``                 ``raw``, ``front_steer_pid``, ``twist_front_steer_pid``, ``twist_ideal``, ``trajectory``
 ``ackermann_drivetrain``      ``raw``, ``front_steer_pid``, ``twist_front_steer_pid``
 ============================  ==================================================================================
 
 Each (family, class) pair is one Python class registered here by :meth:`Controller.__init_subclass__`. A vehicle
 without ``<controller>`` gets ``raw``. Setpoints written in the element (``V``, ``W``, ``STEER_ANG``, raw torques)
-are the initial commands. Units: speeds m/s, angular speeds written in deg/s and stored in rad/s, angles written in
-degrees and stored in rad, torques N·m (negative wheel torque drives forward, as upstream).
+are the initial commands.
+
+Commands: each class declares the :class:`Command` kinds it accepts (``commands``, the native one first) and
+implements their methods — :meth:`Controller.set_twist`, :meth:`Controller.drive`, :meth:`Controller.set_torques` and
+:meth:`Controller.stop`; the others raise :class:`~mvsim_core.errors.ControllerError`. The ROS node, the ZMQ services
+and the viewer's keys go through these and never look at the controller's class.
+
+Units: speeds m/s, angular speeds written in deg/s and stored in rad/s, angles written in degrees and stored in rad,
+torques N·m (negative wheel torque drives forward, as upstream).
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from enum import Enum
 from typing import Any, ClassVar, NamedTuple
 
 from mvsim_core.errors import ControllerError
 from mvsim_core.xml.context import ParseContext
+from mvsim_core.xml.flow import expanded
 from mvsim_core.xml.node import XmlNode
 from mvsim_core.xml.params import Param, ParamValues, read_params, table_names, warn_unknown_children
 
@@ -59,6 +69,26 @@ _DYNAMICS_FAMILY: dict[str, Family] = {
 }
 
 
+class Command(Enum):
+    """A kind of command a controller may accept; each is one method of :class:`Controller` (units: m/s, rad/s,
+    rad, N·m).
+
+    ``TWIST``
+        :meth:`Controller.set_twist` (vx, vy, ω) — ROS ``cmd_vel``, ZMQ ``set_controller_twist``. Current command:
+        ``setpoint`` (:class:`Twist2D`).
+    ``DRIVE``
+        :meth:`Controller.drive` (speed, steering angle) — ROS ``ackermann_cmd``. Current command (when it is the
+        native command): ``speed``, ``steer_angle``.
+    ``TORQUES``
+        :meth:`Controller.set_torques` (one torque per powered wheel or the drivetrain, and a steering angle when
+        ``steering``) — no feedback. Current command: ``torques``, ``steer_angle``.
+    """
+
+    TWIST = "twist"
+    DRIVE = "drive"
+    TORQUES = "torques"
+
+
 class Twist2D(NamedTuple):
     """A planar velocity in the vehicle frame: vx, vy (m/s), omega (rad/s)."""
 
@@ -73,9 +103,15 @@ class Controller:
     Class attributes (per subclass):
         xml_class: value of ``class="..."``.
         families: the dynamics families the class is registered for.
-        accepts_twist: whether :meth:`set_twist` (ROS ``cmd_vel``, ZMQ ``set_controller_twist``) is accepted.
+        commands: the :class:`Command` kinds accepted, the native one (what the viewer's keys change) first.
+        accepts_twist: ``Command.TWIST in commands`` (derived).
+        steering: whether the commands carry a steering angle (``steer_angle``).
+        SPEED_STEP, OMEGA_STEP, STEER_STEP, TORQUE_STEP: what one key press of the viewer's teleop adds to the
+            native command: m/s (``w``/``s``), rad/s (``a``/``d`` on twists), rad (``a``/``d`` on steering
+            angles), N·m (``w``/``s`` on torques).
         PARAMS: parameters with upstream defaults and units.
         IGNORED_TAGS: tags accepted without effect and without a warning (see each class).
+        CHILD_TAGS: child elements the class reads itself (besides ``PARAMS``).
         registry: (family, xml_class) -> class, filled automatically.
 
     Attributes:
@@ -86,13 +122,21 @@ class Controller:
 
     xml_class: ClassVar[str] = ""
     families: ClassVar[tuple[Family, ...]] = ()
+    commands: ClassVar[tuple[Command, ...]] = ()
     accepts_twist: ClassVar[bool] = False
+    steering: ClassVar[bool] = False
+    SPEED_STEP: ClassVar[float] = 0.1
+    OMEGA_STEP: ClassVar[float] = math.radians(2.0)
+    STEER_STEP: ClassVar[float] = math.radians(1.0)
+    TORQUE_STEP: ClassVar[float] = 0.0
     PARAMS: ClassVar[tuple[Param, ...]] = ()
     IGNORED_TAGS: ClassVar[frozenset[str]] = frozenset()
+    CHILD_TAGS: ClassVar[frozenset[str]] = frozenset()
     registry: ClassVar[dict[tuple[Family, str], type[Controller]]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        cls.accepts_twist = Command.TWIST in cls.commands
         for fam in cls.__dict__.get("families", ()):
             Controller.registry[(fam, cls.xml_class)] = cls
 
@@ -147,7 +191,8 @@ class Controller:
             hint = f' ("{name}" exists only for {", ".join(elsewhere)} vehicles)' if elsewhere else ""
             raise ctx.error(node, f'unknown controller class "{name}" for {fam.value} dynamics{hint}; '
                                   f'controllers of {fam.value} vehicles: {known}', attr="class")
-        warn_unknown_children(node, table_names(target.PARAMS) | target.IGNORED_TAGS, ctx,
+        node = expanded(node, ctx)  # <include>, <if>, <variable> inside the element (a trajectory's waypoints)
+        warn_unknown_children(node, table_names(target.PARAMS) | target.IGNORED_TAGS | target.CHILD_TAGS, ctx,
                               f'<controller class="{name}">')
         ctl = target(family=fam, params=read_params(target.PARAMS, [node], ctx), node=node)
         ctl._configure(ctx)
@@ -161,6 +206,10 @@ class Controller:
         return self.params.where.get(name, self.node)
 
     # ------------------------------------------------------------------ commands
+    def accepts(self, kind: Command) -> bool:
+        """Whether the controller takes commands of this kind."""
+        return kind in self.commands
+
     def set_twist(self, vx: float, vy: float, omega: float) -> None:
         """Command a body-frame twist (m/s, m/s, rad/s).
 
@@ -169,6 +218,34 @@ class Controller:
         """
         raise ControllerError(f'controller "{self.xml_class}" does not accept twist commands; use twist_pid, '
                               f'twist_ideal or twist_front_steer_pid')
+
+    def drive(self, speed: float, steer: float, wheelbase: float | None = None) -> None:
+        """Command a forward speed (m/s) and a steering angle (rad, positive turns left), as an Ackermann drive
+        command; ``wheelbase`` (m) lets twist controllers turn it into v, ω = v·tan(steer)/wheelbase.
+
+        Raises:
+            ControllerError: the controller takes no such command (differential vehicles, ``raw``).
+        """
+        raise ControllerError(f'controller "{self.xml_class}" ({self.family.value}) does not accept speed and '
+                              f'steering commands; use front_steer_pid, twist_front_steer_pid or twist_ideal on an '
+                              f'Ackermann vehicle')
+
+    def set_torques(self, torques: Sequence[float], steer: float | None = None) -> None:
+        """Command raw torques (N·m, negative drives forward) and, for steering controllers, a steering angle (rad;
+        None keeps the current one).
+
+        Raises:
+            ControllerError: the controller is not ``raw``, or the number of torques is wrong.
+        """
+        raise ControllerError(f'controller "{self.xml_class}" does not accept raw torque commands; use raw')
+
+    def stop(self) -> None:
+        """Zero the native command: twist 0; speed 0 keeping the steering angle; torques 0 keeping the steering.
+
+        Raises:
+            ControllerError: the controller takes no commands.
+        """
+        raise ControllerError(f'controller "{self.xml_class}" takes no commands')
 
     # ------------------------------------------------------------------ run time
     def control(self, veh, dt: float) -> None:
@@ -193,7 +270,7 @@ class TwistController(Controller):
         setpoint: the commanded twist (vx, vy, omega); vy is ignored by non-holonomic vehicles.
     """
 
-    accepts_twist: ClassVar[bool] = True
+    commands: ClassVar[tuple[Command, ...]] = (Command.TWIST,)
     _bound = None  # array row mirroring (vx, ω) for batch controllers
 
     def __init__(self, *, family: Family, params: ParamValues, node: XmlNode | None = None) -> None:
@@ -209,6 +286,25 @@ class TwistController(Controller):
         self.setpoint = Twist2D(float(vx), float(vy), float(omega))
         if self._bound is not None:
             self._bound[0], self._bound[1] = self.setpoint.vx, self.setpoint.omega
+
+    def drive(self, speed: float, steer: float, wheelbase: float | None = None) -> None:
+        """Command (speed m/s, steering rad) as the twist (speed, 0, speed·tan(steer)/wheelbase), for the classes of
+        car-like vehicles that list :attr:`Command.DRIVE` in ``commands``.
+
+        Raises:
+            ControllerError: a class without ``Command.DRIVE`` (differential vehicles), or no wheelbase given.
+        """
+        if Command.DRIVE not in self.commands:
+            super().drive(speed, steer, wheelbase)
+        if not wheelbase:
+            raise ControllerError(f'controller "{self.xml_class}" needs the vehicle\'s wheelbase to turn a steering '
+                                  f'angle into a twist (use Vehicle.drive)')
+        speed = float(speed)
+        self.set_twist(speed, 0.0, speed * math.tan(float(steer)) / float(wheelbase))
+
+    def stop(self) -> None:
+        """Command the twist (0, 0, 0)."""
+        self.set_twist(0.0, 0.0, 0.0)
 
     def bind_setpoint(self, row) -> None:
         """Mirror (vx, ω) of every future setpoint into ``row`` (a batch controller's array row)."""

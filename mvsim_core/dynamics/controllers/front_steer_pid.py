@@ -2,7 +2,7 @@
 
 The command (v, δ) is turned into the twist (v, ω = v·tan(δ)/L), L = wheelbase, which the family's
 ``twist_front_steer_pid`` then follows with these gains; the steering angle is applied as commanded (reference
-§1.11). Twist commands are refused.
+§1.11). It takes drive commands (speed, steering angle); twist commands are refused.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import ClassVar
 
-from mvsim_core.dynamics.controllers.base import Controller, Family, Twist2D
+from mvsim_core.dynamics.controllers.base import Command, Controller, Family, Twist2D
 from mvsim_core.dynamics.controllers.pid import LEGACY_IGNORED, PidConfig, gain_params
 from mvsim_core.dynamics.controllers.setpoints import STEER_ANG, V
 from mvsim_core.xml.context import ParseContext
@@ -29,6 +29,8 @@ class FrontSteerPid(Controller):
 
     xml_class: ClassVar[str] = "front_steer_pid"
     families: ClassVar[tuple[Family, ...]] = (Family.ACKERMANN, Family.ACKERMANN_DRIVETRAIN)
+    commands: ClassVar[tuple[Command, ...]] = (Command.DRIVE,)
+    steering: ClassVar[bool] = True
     PARAMS: ClassVar[tuple[Param, ...]] = (*gain_params(kp=100.0, max_torque=100.0), V, STEER_ANG)
     IGNORED_TAGS: ClassVar[frozenset[str]] = LEGACY_IGNORED
 
@@ -37,10 +39,19 @@ class FrontSteerPid(Controller):
         self.steer_angle = float(self.params["STEER_ANG"])
         self.pid = PidConfig.from_params(self.params)
 
-    def set_command(self, speed: float, steer_angle: float) -> None:
-        """Command a forward speed (m/s) and a steering angle (rad)."""
+    def drive(self, speed: float, steer: float, wheelbase: float | None = None) -> None:
+        """Command a forward speed (m/s) and a steering angle (rad, as given: the control law clamps it to the
+        vehicle's maximum); ``wheelbase`` is not needed."""
         self.speed = float(speed)
-        self.steer_angle = float(steer_angle)
+        self.steer_angle = float(steer)
+
+    def set_command(self, speed: float, steer_angle: float) -> None:
+        """Command a forward speed (m/s) and a steering angle (rad); same as :meth:`drive`."""
+        self.drive(speed, steer_angle)
+
+    def stop(self) -> None:
+        """Speed 0, keeping the steering angle."""
+        self.drive(0.0, self.steer_angle)
 
     def summary(self) -> str:
         return (f"{self.xml_class} ({self.family.value}, v={self.speed:g} m/s, "

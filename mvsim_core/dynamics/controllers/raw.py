@@ -1,6 +1,7 @@
 """``<controller class="raw">``: torques (and steering) set directly, no feedback (reference §1.11).
 
-The default controller of every vehicle. It refuses twist commands. Per family:
+The default controller of every vehicle. It takes raw torque commands (:meth:`RawController.set_torques`) and
+refuses twist and drive commands. Per family:
 
 * differential: left/right wheel torques, both 0 at start (the GUI changes them by ±0.05 N·m per key press);
 * ackermann: ``fl_torque``, ``fr_torque`` (N·m, front-wheel drive) and ``steer_ang_deg`` (written in degrees);
@@ -12,9 +13,11 @@ Negative torque drives the vehicle forward.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import ClassVar
 
-from mvsim_core.dynamics.controllers.base import Controller, Family
+from mvsim_core.dynamics.controllers.base import Command, Controller, Family
+from mvsim_core.errors import ControllerError
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.params import Kind, Param
 
@@ -22,19 +25,64 @@ STEER_ANG_DEG = Param("steer_ang_deg", Kind.ANGLE, 0.0, "rad", doc="steering ang
 
 
 class RawController(Controller):
-    """Common base of the ``raw`` controllers (not registered itself)."""
+    """Common base of the ``raw`` controllers (not registered itself).
+
+    Class attributes:
+        TORQUE_NAMES: what each entry of :attr:`torques` drives, in order.
+    """
 
     xml_class: ClassVar[str] = "raw"
+    commands: ClassVar[tuple[Command, ...]] = (Command.TORQUES,)
+    TORQUE_NAMES: ClassVar[tuple[str, ...]] = ()
+    TORQUE_STEP: ClassVar[float] = 1.0
+
+    @property
+    def torques(self) -> tuple[float, ...]:
+        """The commanded torques (N·m), in the order of ``TORQUE_NAMES``."""
+        raise NotImplementedError
+
+    def _store(self, torques: tuple[float, ...]) -> None:
+        raise NotImplementedError
+
+    def set_torques(self, torques: Sequence[float], steer: float | None = None) -> None:
+        """Command the torques (N·m, negative drives forward; one per ``TORQUE_NAMES``) and, for steering vehicles,
+        the steering angle (rad; None keeps it).
+
+        Raises:
+            ControllerError: a wrong number of torques, or a steering angle for a vehicle that does not steer.
+        """
+        values = tuple(float(t) for t in torques)
+        if len(values) != len(self.TORQUE_NAMES):
+            raise ControllerError(f'controller "raw" ({self.family.value}) takes {len(self.TORQUE_NAMES)} torques '
+                                  f'({", ".join(self.TORQUE_NAMES)}), got {len(values)}')
+        if steer is not None and not self.steering:
+            raise ControllerError(f'controller "raw" ({self.family.value}) has no steering angle')
+        self._store(values)
+        if steer is not None:
+            self.steer_angle = float(steer)
+
+    def stop(self) -> None:
+        """Zero torques, keeping the steering angle."""
+        self.set_torques((0.0,) * len(self.TORQUE_NAMES))
 
 
 class DifferentialRaw(RawController):
     """``raw`` for differential vehicles: no parameters; ``torque_l``/``torque_r`` (N·m) start at 0."""
 
     families: ClassVar[tuple[Family, ...]] = (Family.DIFFERENTIAL,)
+    TORQUE_NAMES: ClassVar[tuple[str, ...]] = ("left", "right")
+    TORQUE_STEP: ClassVar[float] = 0.05
 
     def _configure(self, ctx: ParseContext) -> None:
         self.torque_l = 0.0
         self.torque_r = 0.0
+
+    @property
+    def torques(self) -> tuple[float, float]:
+        return (self.torque_l, self.torque_r)
+
+    def _store(self, torques: tuple[float, ...]) -> None:
+        self.torque_l, self.torque_r = torques
 
     def control(self, veh, dt: float) -> None:
         """Apply the stored left/right torques."""
@@ -45,6 +93,8 @@ class AckermannRaw(RawController):
     """``raw`` for Ackermann vehicles: ``fl_torque``, ``fr_torque`` (N·m, default 0), ``steer_ang_deg`` (0°)."""
 
     families: ClassVar[tuple[Family, ...]] = (Family.ACKERMANN,)
+    steering: ClassVar[bool] = True
+    TORQUE_NAMES: ClassVar[tuple[str, ...]] = ("front-left", "front-right")
     PARAMS: ClassVar[tuple[Param, ...]] = (
         Param("fl_torque", Kind.FLOAT, 0.0, "N·m", doc="front-left wheel torque"),
         Param("fr_torque", Kind.FLOAT, 0.0, "N·m", doc="front-right wheel torque"),
@@ -55,6 +105,13 @@ class AckermannRaw(RawController):
         self.torque_fl = float(self.params["fl_torque"])
         self.torque_fr = float(self.params["fr_torque"])
         self.steer_angle = float(self.params["steer_ang_deg"])
+
+    @property
+    def torques(self) -> tuple[float, float]:
+        return (self.torque_fl, self.torque_fr)
+
+    def _store(self, torques: tuple[float, ...]) -> None:
+        self.torque_fl, self.torque_fr = torques
 
     def control(self, veh, dt: float) -> None:
         """Front-wheel torques and the steering angle as stored."""
@@ -70,6 +127,8 @@ class AckermannDrivetrainRaw(RawController):
     """``raw`` for Ackermann-drivetrain vehicles: ``torque`` (N·m into the drivetrain, 0), ``steer_ang_deg`` (0°)."""
 
     families: ClassVar[tuple[Family, ...]] = (Family.ACKERMANN_DRIVETRAIN,)
+    steering: ClassVar[bool] = True
+    TORQUE_NAMES: ClassVar[tuple[str, ...]] = ("drive",)
     PARAMS: ClassVar[tuple[Param, ...]] = (
         Param("torque", Kind.FLOAT, 0.0, "N·m", doc="drive torque, split by the differentials"),
         STEER_ANG_DEG,
@@ -78,6 +137,13 @@ class AckermannDrivetrainRaw(RawController):
     def _configure(self, ctx: ParseContext) -> None:
         self.torque = float(self.params["torque"])
         self.steer_angle = float(self.params["steer_ang_deg"])
+
+    @property
+    def torques(self) -> tuple[float]:
+        return (self.torque,)
+
+    def _store(self, torques: tuple[float, ...]) -> None:
+        (self.torque,) = torques
 
     def control(self, veh, dt: float) -> None:
         """The stored drive torque through the drivetrain, and the steering angle."""

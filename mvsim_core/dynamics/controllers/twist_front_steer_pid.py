@@ -13,9 +13,10 @@ Stop logic: setpoint speeds below ``zero_threshold`` count as zero; with a zero 
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
-from mvsim_core.dynamics.controllers.base import Family, TwistController
+from mvsim_core.dynamics.controllers.base import Command, Family, TwistController
 from mvsim_core.dynamics.controllers.pid import LEGACY_IGNORED, Pid, PidConfig, check_pid, pid_params
 from mvsim_core.dynamics.controllers.setpoints import TWIST_SETPOINT_PARAMS
 from mvsim_core.dynamics.controllers.steering import front_wheel_pids, steer_from_twist
@@ -31,6 +32,8 @@ class TwistFrontSteerPidController(TwistController):
     """
 
     xml_class: ClassVar[str] = "twist_front_steer_pid"
+    commands: ClassVar[tuple[Command, ...]] = (Command.TWIST, Command.DRIVE)
+    OMEGA_STEP: ClassVar[float] = math.radians(1.0)
     IGNORED_TAGS: ClassVar[frozenset[str]] = LEGACY_IGNORED
 
     def _configure(self, ctx: ParseContext) -> None:

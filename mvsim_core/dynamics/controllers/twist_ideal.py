@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import ClassVar
 
-from mvsim_core.dynamics.controllers.base import Family, TwistController
+from mvsim_core.dynamics.controllers.base import Command, Family, TwistController
 from mvsim_core.dynamics.controllers.pid import LEGACY_IGNORED, pid_params
 from mvsim_core.dynamics.controllers.setpoints import STEER_ANG, TWIST_SETPOINT_PARAMS
 from mvsim_core.xml.params import table_names
@@ -47,9 +47,10 @@ class DifferentialTwistIdeal(TwistIdealController):
 
 
 class AckermannTwistIdeal(TwistIdealController):
-    """``twist_ideal`` for Ackermann vehicles (steering derived from the twist)."""
+    """``twist_ideal`` for Ackermann vehicles (steering derived from the twist); takes drive commands too."""
 
     families: ClassVar[tuple[Family, ...]] = (Family.ACKERMANN,)
+    commands: ClassVar[tuple[Command, ...]] = (Command.TWIST, Command.DRIVE)
 
     def control(self, veh, dt: float) -> None:
         """No torques; steer the front wheels to match the twist (module docstring)."""

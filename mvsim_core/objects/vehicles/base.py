@@ -239,6 +239,48 @@ class Vehicle:
         except ControllerError as e:
             raise ControllerError(f"vehicle '{self.name}': {e}") from None
 
+    def drive(self, speed: float, steer: float) -> None:
+        """Command a forward speed (m/s) and a steering angle (rad, positive turns left) to the vehicle's controller:
+        ``front_steer_pid`` takes them as given; the twist controllers of Ackermann vehicles follow
+        (speed, 0, speed·tan(steer)/wheelbase).
+
+        Raises:
+            ControllerError: the controller takes no such command (differential vehicles, ``raw``).
+        """
+        from mvsim_core.errors import ControllerError
+
+        try:
+            self.controller.drive(speed, steer, getattr(self.dynamics, "wheelbase", None))
+        except ControllerError as e:
+            raise ControllerError(f"vehicle '{self.name}': {e}") from None
+
+    def set_torques(self, torques: Sequence[float], steer: float | None = None) -> None:
+        """Command raw torques (N·m, negative drives forward) and, on Ackermann vehicles, a steering angle (rad;
+        None keeps it) to a ``raw`` controller.
+
+        Raises:
+            ControllerError: the controller is not ``raw``, or the number of torques is wrong.
+        """
+        from mvsim_core.errors import ControllerError
+
+        try:
+            self.controller.set_torques(torques, steer)
+        except ControllerError as e:
+            raise ControllerError(f"vehicle '{self.name}': {e}") from None
+
+    def stop(self) -> None:
+        """Zero the controller's command (twist 0; speed or torques 0, keeping the steering angle).
+
+        Raises:
+            ControllerError: the controller takes no commands.
+        """
+        from mvsim_core.errors import ControllerError
+
+        try:
+            self.controller.stop()
+        except ControllerError as e:
+            raise ControllerError(f"vehicle '{self.name}': {e}") from None
+
     def attach_wheel_state(self, torques: np.ndarray, omega: np.ndarray, phi: np.ndarray) -> None:
         """Use these views of the world's wheel arrays for torques (N·m), spins (rad/s) and spin angles (rad)."""
         self.torques, self.omega, self.phi = torques, omega, phi

@@ -11,10 +11,12 @@ from mvsim_core.dynamics.controllers import (
     AckermannDrivetrainRaw,
     AckermannDrivetrainTwistFrontSteerPid,
     AckermannRaw,
+    AckermannTrajectory,
     AckermannTwistFrontSteerPid,
     AckermannTwistIdeal,
     Controller,
     DifferentialRaw,
+    DifferentialTrajectory,
     DifferentialTwistIdeal,
     DifferentialTwistPid,
     Family,
@@ -55,10 +57,12 @@ def test_registry_per_family():
         (DIFF, "raw"): DifferentialRaw,
         (DIFF, "twist_pid"): DifferentialTwistPid,
         (DIFF, "twist_ideal"): DifferentialTwistIdeal,
+        (DIFF, "trajectory"): DifferentialTrajectory,
         (ACK, "raw"): AckermannRaw,
         (ACK, "front_steer_pid"): FrontSteerPid,
         (ACK, "twist_front_steer_pid"): AckermannTwistFrontSteerPid,
         (ACK, "twist_ideal"): AckermannTwistIdeal,
+        (ACK, "trajectory"): AckermannTrajectory,
         (ACKDT, "raw"): AckermannDrivetrainRaw,
         (ACKDT, "front_steer_pid"): FrontSteerPid,
         (ACKDT, "twist_front_steer_pid"): AckermannDrivetrainTwistFrontSteerPid,
@@ -89,7 +93,7 @@ def test_unknown_class_names_class_family_and_known(xml_node, xml_file):
         build(xml_node, '<controller class="mpc"/>', DIFF)
     assert (e.value.file, e.value.line) == (xml_file, 1)
     assert e.value.message == ('unknown controller class "mpc" for differential dynamics; '
-                               "controllers of differential vehicles: raw, twist_ideal, twist_pid")
+                               "controllers of differential vehicles: raw, trajectory, twist_ideal, twist_pid")
 
 
 def test_missing_class(xml_node, xml_file):

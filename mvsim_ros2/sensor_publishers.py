@@ -1,0 +1,245 @@
+"""Sensors on ROS 2: one row per sensor class — its topics, the builder of its publishers, its static frames.
+
+:data:`SENSOR_PUBLISHERS` maps a sensor class of :mod:`mvsim_core.sensors` to a :class:`SensorPublisher`;
+:func:`sensor_publisher` finds the row of a sensor by its class (the nearest base class with a row). The node asks
+the row for the sensor's topics, builds its publish function once, and calls it with each new observation. Adding a
+sensor class: one row here (a test fails for a registered sensor class without one).
+
+Each publish function skips a topic nobody subscribes to (a new subscriber gets the next observation) and stamps
+messages with the observation's simulated time (or wall time, see ``disable_sim_time_clock``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sensor_msgs.msg import CameraInfo, Image, Imu, LaserScan, NavSatFix, PointCloud2
+
+from mvsim_core.sensors import Camera, Gnss, Lidar2D, Lidar3D, RgbdCamera, Sensor
+from mvsim_core.sensors import Imu as ImuSensor
+from mvsim_core.sensors.rgbd_camera import OPTICAL_WRT_SENSOR
+from mvsim_ros2 import conversions as cv
+from mvsim_ros2 import naming
+
+Publish = Callable[[Any], None]
+"""Publishes one observation of its sensor."""
+
+
+@dataclass(frozen=True)
+class PublishContext:
+    """What a builder needs from the node.
+
+    Attributes:
+        create_publisher: ``rclpy.node.Node.create_publisher`` (message type, topic, QoS).
+        stamp: simulated seconds → stamp seconds.
+        count: called with the number of messages sent.
+        depth_image_encoding: ``32FC1`` or ``16UC1`` (RGB-D depth images).
+    """
+
+    create_publisher: Callable[[Any, str, Any], Any]
+    stamp: Callable[[float], float]
+    count: Callable[[int], None]
+    depth_image_encoding: str = "32FC1"
+
+
+@dataclass
+class SensorLink:
+    """Publishing state of one sensor: ``publish`` is called with each observation other than ``prev``."""
+
+    sensor: Any
+    publish: Publish
+    prev: Any = None
+
+
+def sensor_frame(sensor: Any, t: float) -> list[Any]:
+    """``base_link`` → the sensor's frame (named as the sensor), at its pose on the vehicle."""
+    return [cv.transform_msg(naming.BASE_FRAME, sensor.name, sensor.pose, t)]
+
+
+@dataclass(frozen=True)
+class SensorPublisher:
+    """How one sensor class appears in ROS.
+
+    Attributes:
+        topics: topic base (``<prefix><sensor name>``) → the topic of each output (see :mod:`mvsim_ros2.naming`).
+        build: (context, sensor, its topics) → the publish function (publishers created once, here).
+        static_tfs: (sensor, stamp seconds) → its frames on ``tf_static``.
+    """
+
+    topics: Callable[[str], dict[str, str]]
+    build: Callable[[PublishContext, Any, dict[str, str]], Publish]
+    static_tfs: Callable[[Any, float], list[Any]] = sensor_frame
+
+
+# ---------------------------------------------------------------------- topics
+def single_topic(base: str) -> dict[str, str]:
+    """One topic named as the sensor."""
+    return {"main": base}
+
+
+def points_topic(base: str) -> dict[str, str]:
+    return {"points": f"{base}_points"}
+
+
+def camera_topics(base: str) -> dict[str, str]:
+    return {"image": f"{base}/image_raw", "info": f"{base}/camera_info"}
+
+
+def rgbd_topics(base: str) -> dict[str, str]:
+    return {"rgb_image": f"{base}_rgb/image_raw", "rgb_info": f"{base}_rgb/camera_info",
+            "depth_image": f"{base}_depth/image_raw", "depth_info": f"{base}_depth/camera_info",
+            "points": f"{base}_points"}
+
+
+# ---------------------------------------------------------------------- builders
+def _laser(ctx: PublishContext, sensor: Any, topics: dict[str, str]) -> Publish:
+    p = ctx.create_publisher(LaserScan, topics["main"], naming.qos_sensor())
+    period, st, count = float(sensor.period), ctx.stamp, ctx.count
+
+    def publish(obs: Any) -> None:
+        if p.get_subscription_count():
+            p.publish(cv.laser_scan_msg(obs, st(obs.stamp), scan_time=period))
+            count(1)
+
+    return publish
+
+
+def _lidar3d(ctx: PublishContext, sensor: Any, topics: dict[str, str]) -> Publish:
+    p = ctx.create_publisher(PointCloud2, topics["points"], naming.qos_sensor())
+    st, count = ctx.stamp, ctx.count
+
+    def publish(obs: Any) -> None:
+        if p.get_subscription_count():
+            p.publish(cv.lidar3d_cloud_msg(obs, st(obs.stamp)))
+            count(1)
+
+    return publish
+
+
+def _camera(ctx: PublishContext, sensor: Any, topics: dict[str, str]) -> Publish:
+    qos = naming.qos_sensor()
+    pi, pc = ctx.create_publisher(Image, topics["image"], qos), ctx.create_publisher(CameraInfo, topics["info"], qos)
+    st, count, frame = ctx.stamp, ctx.count, sensor.name
+
+    def publish(obs: Any) -> None:
+        t = st(obs.stamp)
+        if pi.get_subscription_count():
+            pi.publish(cv.image_msg(obs.rgb, frame, t))
+            count(1)
+        if pc.get_subscription_count():
+            pc.publish(cv.camera_info_msg(obs.intrinsics, frame, t))
+            count(1)
+
+    return publish
+
+
+def rgbd_cloud_msg(obs: Any, frame: str, t: float, colored: bool) -> Any:
+    """The RGB-D point cloud in the depth optical frame; coloured when asked and the RGB image is pixel-aligned."""
+    pts = obs.points()
+    aligned = (obs.rgb is not None and obs.depth is not None and obs.rgb.shape[:2] == obs.depth.shape
+               and np.allclose(obs.rgb_pose, obs.depth_pose, atol=1e-9))
+    if colored and aligned:
+        v, u = np.nonzero(obs.depth > 0)
+        return cv.colored_cloud_msg(frame, t, pts, obs.rgb[v, u])
+    return cv.point_cloud_msg(frame, t, pts)
+
+
+def _rgbd(ctx: PublishContext, sensor: Any, topics: dict[str, str]) -> Publish:
+    qos, pub = naming.qos_sensor(), ctx.create_publisher
+    rgb_frame, depth_frame = naming.rgbd_frames(sensor.name)
+    pri, prc = pub(Image, topics["rgb_image"], qos), pub(CameraInfo, topics["rgb_info"], qos)
+    want_depth_img = bool(sensor.params.get("publish_ros_depth_image", True))
+    colored = bool(sensor.params.get("publish_ros_colored_pointcloud", False))
+    pdi = pub(Image, topics["depth_image"], qos) if want_depth_img else None
+    pdc = pub(CameraInfo, topics["depth_info"], qos)
+    pp = pub(PointCloud2, topics["points"], qos)
+    st, count, enc = ctx.stamp, ctx.count, ctx.depth_image_encoding
+
+    def publish(obs: Any) -> None:
+        t = st(obs.stamp)
+        if obs.rgb is not None:
+            if pri.get_subscription_count():
+                pri.publish(cv.image_msg(obs.rgb, rgb_frame, t))
+                count(1)
+            if prc.get_subscription_count():
+                prc.publish(cv.camera_info_msg(obs.rgb_intrinsics, rgb_frame, t))
+                count(1)
+        if obs.depth is None:
+            return
+        if pdi is not None and pdi.get_subscription_count():
+            pdi.publish(cv.depth_image_msg(obs.depth, depth_frame, t, enc))
+            count(1)
+        if pdc.get_subscription_count():
+            pdc.publish(cv.camera_info_msg(obs.depth_intrinsics, depth_frame, t))
+            count(1)
+        if pp.get_subscription_count():
+            pp.publish(rgbd_cloud_msg(obs, depth_frame, t, colored))
+            count(1)
+
+    return publish
+
+
+def _rgbd_frames(sensor: Any, t: float) -> list[Any]:
+    """The sensor frame (x forward) and the two optical frames: depth (z forward, x right) and RGB (its pose w.r.t.
+    the depth camera)."""
+    rgb_frame, depth_frame = naming.rgbd_frames(sensor.name)
+    return [*sensor_frame(sensor, t),
+            cv.transform_matrix_msg(sensor.name, depth_frame, OPTICAL_WRT_SENSOR, (0.0, 0.0, 0.0), t),
+            cv.transform_msg(sensor.name, rgb_frame, sensor.rgb_pose_wrt_depth, t)]
+
+
+def _imu(ctx: PublishContext, sensor: Any, topics: dict[str, str]) -> Publish:
+    p = ctx.create_publisher(Imu, topics["main"], naming.qos_sensor())
+    gyro, accel = float(sensor.gyro_noise), float(sensor.accel_noise)
+    orient = float(sensor.params.get("orientation_std_noise", 0.0))
+    st, count = ctx.stamp, ctx.count
+
+    def publish(obs: Any) -> None:
+        if p.get_subscription_count():
+            p.publish(cv.imu_msg(obs, st(obs.stamp), gyro_sigma=gyro, accel_sigma=accel, orientation_sigma=orient))
+            count(1)
+
+    return publish
+
+
+def _gnss(ctx: PublishContext, sensor: Any, topics: dict[str, str]) -> Publish:
+    p = ctx.create_publisher(NavSatFix, topics["main"], naming.qos_sensor())
+    st, count = ctx.stamp, ctx.count
+
+    def publish(obs: Any) -> None:
+        if p.get_subscription_count():
+            p.publish(cv.nav_sat_fix_msg(obs, st(obs.stamp)))
+            count(1)
+
+    return publish
+
+
+# ---------------------------------------------------------------------- the table
+SENSOR_PUBLISHERS: dict[type[Sensor], SensorPublisher] = {
+    Lidar2D: SensorPublisher(single_topic, _laser),  # LaserScan
+    Lidar3D: SensorPublisher(points_topic, _lidar3d),  # PointCloud2 (x, y, z, intensity, ring)
+    Camera: SensorPublisher(camera_topics, _camera),  # Image (rgb8) + CameraInfo
+    RgbdCamera: SensorPublisher(rgbd_topics, _rgbd, _rgbd_frames),  # Images, CameraInfos, PointCloud2
+    ImuSensor: SensorPublisher(single_topic, _imu),  # Imu
+    Gnss: SensorPublisher(single_topic, _gnss),  # NavSatFix
+}
+"""Sensor class → its ROS row; one per class of :mod:`mvsim_core.sensors` (a test checks)."""
+
+
+def sensor_publisher(sensor: Any) -> SensorPublisher | None:
+    """The row of a sensor (or sensor class): its class's, else the nearest base class's; None when there is none."""
+    cls = sensor if isinstance(sensor, type) else type(sensor)
+    for c in cls.__mro__:
+        row = SENSOR_PUBLISHERS.get(c)
+        if row is not None:
+            return row
+    return None
+
+
+def sensor_static_tfs(sensor: Any, t: float) -> list[Any]:
+    """The static frames of a sensor (``base_link`` → its frame, and its row's extra frames)."""
+    row = sensor_publisher(sensor)
+    return (row.static_tfs if row is not None else sensor_frame)(sensor, t)

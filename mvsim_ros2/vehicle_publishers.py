@@ -1,0 +1,182 @@
+"""The per-vehicle topics of the node: publishers, the messages refilled in place, and what goes out when.
+
+* latched, once (:func:`publish_static`): ``tf_static`` (``base_link`` → ``base_footprint`` and every sensor's
+  frames), ``chassis_polygon``, ``chassis_markers``;
+* every ``period_ms_publish_tf`` (:func:`publish_periodic`): ``odom``, ``base_pose_ground_truth``, ``collision``,
+  ``tf`` (``odom`` → ``base_link``; ``map`` → ``odom`` with fake localization), ``amcl_pose``, ``particlecloud``,
+  ``chassis_markers`` again when steered wheels turned;
+* with ``publish_log_topics`` while a CSV logger records (:func:`publish_log`): ``log/...`` Float64 topics.
+
+Names and QoS: :mod:`mvsim_ros2.naming`. A volatile topic nobody subscribes to is skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from geometry_msgs.msg import Polygon, PoseArray, PoseWithCovarianceStamped
+from nav_msgs.msg import Odometry
+from std_msgs.msg import Bool, Float64, Header
+from tf2_msgs.msg import TFMessage
+from visualization_msgs.msg import MarkerArray
+
+from mvsim_core.geometry.rotations import compose2d, inverse2d
+from mvsim_ros2 import conversions as cv
+from mvsim_ros2 import naming
+from mvsim_ros2.params import Options
+from mvsim_ros2.sensor_publishers import sensor_static_tfs
+
+IDENTITY = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+@dataclass
+class VehicleLink:
+    """Publishers, subscriptions and command state of one vehicle."""
+
+    vehicle: Any
+    prefix: str
+    pubs: dict[str, Any] = field(default_factory=dict)
+    subs: list[Any] = field(default_factory=list)
+    last_cmd: float | None = None  # simulated time of the latest command; None = no command active
+    collided: bool = False
+    warned: set[str] = field(default_factory=set)
+    wheel_yaws: tuple[float, ...] | None = None
+    steerable: bool = False  # wheels may turn: republish chassis_markers when their angles change
+    msgs: dict[str, Any] = field(default_factory=dict)  # messages refilled in place every period
+    log_pubs: dict[str, Any] = field(default_factory=dict)
+
+
+def make_vehicle_link(create_publisher: Callable[[Any, str, Any], Any], veh: Any, prefix: str,
+                      o: Options) -> VehicleLink:
+    """The publishers of vehicle ``veh`` (topics under ``prefix``) and the messages they send, built once."""
+    link = VehicleLink(veh, prefix)
+    hist = naming.qos_state(o.publisher_history_len)
+    pub = create_publisher
+    link.pubs["odom"] = pub(Odometry, f"{prefix}odom", hist)
+    link.pubs["gt"] = pub(Odometry, f"{prefix}base_pose_ground_truth", hist)
+    link.pubs["collision"] = pub(Bool, f"{prefix}collision", hist)
+    link.pubs["tf"] = pub(TFMessage, f"{prefix}tf", naming.qos_tf())
+    link.pubs["tf_static"] = pub(TFMessage, f"{prefix}tf_static", naming.qos_tf_static())
+    link.pubs["markers"] = pub(MarkerArray, f"{prefix}chassis_markers", naming.qos_latched(5))
+    link.pubs["polygon"] = pub(Polygon, f"{prefix}chassis_polygon", naming.qos_latched(1))
+    if o.do_fake_localization:
+        link.pubs["amcl_pose"] = pub(PoseWithCovarianceStamped, f"{prefix}amcl_pose", naming.qos_latched(1))
+        link.pubs["particlecloud"] = pub(PoseArray, f"{prefix}particlecloud", naming.qos_state(1))
+    wf = o.world_frame_id
+    link.msgs["odom"] = Odometry(header=Header(frame_id=naming.ODOM_FRAME), child_frame_id=naming.BASE_FRAME)
+    link.msgs["gt"] = Odometry(header=Header(frame_id=wf), child_frame_id=naming.BASE_FRAME)
+    link.msgs["collision"] = Bool()
+    tfs = []
+    if o.publish_tf_odom2baselink:
+        tfs.append(cv.transform_msg(naming.ODOM_FRAME, naming.BASE_FRAME, IDENTITY, 0.0))
+    if o.do_fake_localization:
+        tfs.append(cv.transform_msg(wf, naming.ODOM_FRAME, IDENTITY, 0.0))
+        link.msgs["amcl_pose"] = cv.pose_with_covariance_msg(wf, IDENTITY, 0.0)
+        link.msgs["particlecloud"] = cv.pose_array_msg(wf, [IDENTITY], 0.0)
+    link.msgs["tf"] = TFMessage(transforms=tfs)
+    link.steerable = any(w.yaw != 0.0 for w in veh.wheels) or veh.dynamics.steerable
+    return link
+
+
+def publish_static(link: VehicleLink, t: float) -> None:
+    """The latched messages of a vehicle: tf_static (footprint and sensor frames), chassis polygon and markers."""
+    veh = link.vehicle
+    tfs = [cv.transform_msg(naming.BASE_FRAME, naming.FOOTPRINT_FRAME, IDENTITY, t)]
+    for s in veh.sensors.values():
+        tfs.extend(sensor_static_tfs(s, t))
+    link.pubs["tf_static"].publish(TFMessage(transforms=tfs))
+    link.pubs["polygon"].publish(cv.polygon_msg(veh.chassis.footprint))
+    publish_markers(link, t)
+
+
+def publish_markers(link: VehicleLink, t: float) -> None:
+    """``chassis_markers`` with the wheels at their current steering angles."""
+    veh = link.vehicle
+    link.wheel_yaws = tuple(float(w.yaw) for w in veh.wheels)
+    link.pubs["markers"].publish(cv.chassis_markers_msg(naming.BASE_FRAME, veh.chassis.footprint, veh.wheels, t))
+
+
+def publish_periodic(link: VehicleLink, o: Options, t: float) -> int:
+    """odom, ground truth, tf, collision, fake localization and changed markers of one vehicle at stamp ``t``.
+
+    Messages are refilled in place; a topic nobody subscribes to is skipped (a new subscriber gets the next
+    period's message). Returns the number of messages sent.
+    """
+    fake = o.do_fake_localization
+    veh = link.vehicle
+    pubs, msgs = link.pubs, link.msgs
+    gt = veh.pose
+    vx, vy, wz = veh.twist
+    ox, oy, oyaw = veh.odometry
+    odo6 = (ox, oy, 0.0, oyaw, 0.0, 0.0)
+    n = 0
+    if pubs["odom"].get_subscription_count():
+        mx, my, myaw = veh.odometry_multipliers
+        pubs["odom"].publish(cv.set_odometry(msgs["odom"], odo6, (vx * mx, vy * my, wz * myaw), t))
+        n += 1
+    if pubs["gt"].get_subscription_count():
+        pubs["gt"].publish(cv.set_odometry(msgs["gt"], gt, (vx, vy, wz), t))
+        n += 1
+    if pubs["collision"].get_subscription_count():
+        msgs["collision"].data = link.collided
+        pubs["collision"].publish(msgs["collision"])
+        n += 1
+    link.collided = False
+    if fake or o.publish_tf_odom2baselink:
+        tfm = msgs["tf"]
+        if pubs["tf"].get_subscription_count():
+            k = 0
+            if o.publish_tf_odom2baselink:
+                cv.set_transform(tfm.transforms[0], odo6, t)
+                k = 1
+            if fake:  # map->odom = ground truth ⊕ odometry⁻¹, so that map->base_link is the true pose
+                m2o = compose2d((gt[0], gt[1], gt[3]), inverse2d((ox, oy, oyaw)))
+                cv.set_transform(tfm.transforms[k], (m2o[0], m2o[1], 0.0, m2o[2], 0.0, 0.0), t)
+            pubs["tf"].publish(tfm)
+            n += 1
+    if fake:
+        if pubs["amcl_pose"].get_subscription_count():
+            amcl = msgs["amcl_pose"]
+            cv.set_stamp(amcl.header.stamp, t)
+            cv.set_pose(amcl.pose.pose, gt)
+            pubs["amcl_pose"].publish(amcl)
+            n += 1
+        if pubs["particlecloud"].get_subscription_count():
+            pc = msgs["particlecloud"]
+            cv.set_stamp(pc.header.stamp, t)
+            cv.set_pose(pc.poses[0], gt)
+            pubs["particlecloud"].publish(pc)
+            n += 1
+    if link.steerable:
+        yaws = tuple(float(w.yaw) for w in veh.wheels)
+        if yaws != link.wheel_yaws:
+            publish_markers(link, t)
+            n += 1
+    return n
+
+
+def publish_log(link: VehicleLink, world: Any, create_publisher: Callable[[Any, str, Any], Any],
+                history_len: int) -> int:
+    """The CSV-logger columns of a recording vehicle as ``log/pose/<col>`` and ``log/wheel_<i>/<col>`` Float64
+    topics (publishers made on first use). Returns the number of messages sent."""
+    veh = link.vehicle
+    logger = getattr(veh, "logger", None)
+    if logger is None or not logger.recording:
+        return 0
+    from mvsim_core.io.csv_logger import POSE_COLUMNS, WHEEL_COLUMNS
+
+    values = {f"log/pose/{c}": v for c, v in zip(POSE_COLUMNS[1:], (*veh.pose, *veh.twist, *veh.odometry),
+                                                  strict=True)}
+    k = list(world.vehicles).index(veh.name)
+    for j, row in enumerate(world.physics.wheel_log_rows(k)):
+        for c, v in zip(WHEEL_COLUMNS[1:], row, strict=True):
+            values[f"log/wheel_{j + 1}/{c}"] = v
+    for name, v in values.items():
+        p = link.log_pubs.get(name)
+        if p is None:
+            p = link.log_pubs[name] = create_publisher(Float64, f"{link.prefix}{name}",
+                                                       naming.qos_state(history_len))
+        p.publish(Float64(data=float(v)))
+    return len(values)

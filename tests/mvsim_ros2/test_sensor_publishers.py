@@ -1,0 +1,178 @@
+"""The ROS table of sensors (mvsim_ros2.sensor_publishers), in process and without DDS: one row per sensor class,
+looked up by class; each row's topics, message types, static frames and what its publish function sends."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+import mvsim_core as mv
+from mvsim_core.sensors import Camera, Gnss, Imu, Lidar2D, Lidar3D, RgbdCamera, Sensor
+from mvsim_ros2.sensor_publishers import (
+    SENSOR_PUBLISHERS,
+    PublishContext,
+    sensor_publisher,
+    sensor_static_tfs,
+)
+
+SENSORS = """
+<sensor class="laser" name="laser1"><pose_3d>0.2 0 0.3 0 0 0</pose_3d><nrays>11</nrays>
+  <sensor_period>0.1</sensor_period></sensor>
+<sensor class="lidar3d" name="lidar1"><pose_3d>0 0 1 0 0 0</pose_3d><vert_nrays>2</vert_nrays>
+  <horz_nrays>4</horz_nrays></sensor>
+<sensor class="camera" name="cam1"><ncols>8</ncols><nrows>6</nrows></sensor>
+<sensor class="rgbd_camera" name="rgbd1"><pose_3d>0 0 0.8 0 0 0</pose_3d>{rgbd}</sensor>
+<sensor class="imu" name="imu1"><pose_3d>0 0 0.2 0 0 0</pose_3d></sensor>
+<sensor class="gnss" name="gnss1"><pose_3d>0 0 0.5 0 0 0</pose_3d></sensor>
+"""
+
+
+def world(tmp_path: Path, rgbd: str = "") -> mv.World:
+    p = tmp_path / "s.world.xml"
+    p.write_text('<mvsim_world version="1.0"><georeference><latitude>36.72</latitude><longitude>-4.42</longitude>'
+                 '</georeference><vehicle name="r1"><dynamics class="differential"/><init_pose>0 0 0</init_pose>'
+                 f'{SENSORS.format(rgbd=rgbd)}</vehicle></mvsim_world>')
+    return mv.load_world(p)
+
+
+class FakePublisher:
+    def __init__(self, msg_type: Any, topic: str, subscribers: int) -> None:
+        self.msg_type, self.topic, self.subscribers = msg_type, topic, subscribers
+        self.sent: list[Any] = []
+
+    def get_subscription_count(self) -> int:
+        return self.subscribers
+
+    def publish(self, msg: Any) -> None:
+        self.sent.append(msg)
+
+
+class FakeNode:
+    """What a builder sees of the node: create_publisher, stamps (sim time + 1000 s here) and a message counter."""
+
+    def __init__(self, subscribers: int = 1) -> None:
+        self.pubs: list[FakePublisher] = []
+        self.counted = 0
+        self.subscribers = subscribers
+
+    def create_publisher(self, msg_type: Any, topic: str, qos: Any) -> FakePublisher:
+        p = FakePublisher(msg_type, topic, self.subscribers)
+        self.pubs.append(p)
+        return p
+
+    def count(self, n: int) -> None:
+        self.counted += n
+
+    def context(self, encoding: str = "32FC1") -> PublishContext:
+        return PublishContext(self.create_publisher, lambda t: t + 1000.0, self.count, encoding)
+
+
+def build(node: FakeNode, sensor: Any, prefix: str = "r1/") -> Any:
+    row = sensor_publisher(sensor)
+    assert row is not None
+    return row.build(node.context(), sensor, row.topics(f"{prefix}{sensor.name}"))
+
+
+# ---------------------------------------------------------------------- the table
+@pytest.mark.parametrize("cls", sorted(set(Sensor.registry.values()), key=lambda c: c.__name__),
+                         ids=lambda c: c.__name__)
+def test_every_sensor_class_has_a_ros_row(cls):
+    """Adding a sensor class means adding its row to ``SENSOR_PUBLISHERS`` (else this fails)."""
+    assert sensor_publisher(cls) is not None, f"{cls.__name__} has no row in sensor_publishers.SENSOR_PUBLISHERS"
+
+
+def test_topics_of_each_row():
+    topics = {c: r.topics("r1/s") for c, r in SENSOR_PUBLISHERS.items()}
+    assert topics == {
+        Lidar2D: {"main": "r1/s"},
+        Lidar3D: {"points": "r1/s_points"},
+        Camera: {"image": "r1/s/image_raw", "info": "r1/s/camera_info"},
+        RgbdCamera: {"rgb_image": "r1/s_rgb/image_raw", "rgb_info": "r1/s_rgb/camera_info",
+                     "depth_image": "r1/s_depth/image_raw", "depth_info": "r1/s_depth/camera_info",
+                     "points": "r1/s_points"},
+        Imu: {"main": "r1/s"},
+        Gnss: {"main": "r1/s"},
+    }
+
+
+def test_lookup_walks_the_class_hierarchy():
+    class FancyLidar(Lidar2D):
+        xml_class: ClassVar[str] = ""  # not registered
+
+    class Unknown(Sensor):
+        xml_class: ClassVar[str] = ""
+
+    assert sensor_publisher(FancyLidar) is SENSOR_PUBLISHERS[Lidar2D]
+    assert sensor_publisher(Unknown) is None
+
+
+# ---------------------------------------------------------------------- publishers built
+def test_publishers_of_each_sensor(tmp_path):
+    veh = world(tmp_path).vehicles["r1"]
+    made = {}
+    for s in veh.sensors.values():
+        node = FakeNode()
+        build(node, s)
+        made[s.name] = [(p.msg_type.__name__, p.topic) for p in node.pubs]
+    assert made == {
+        "laser1": [("LaserScan", "r1/laser1")],
+        "lidar1": [("PointCloud2", "r1/lidar1_points")],
+        "cam1": [("Image", "r1/cam1/image_raw"), ("CameraInfo", "r1/cam1/camera_info")],
+        "rgbd1": [("Image", "r1/rgbd1_rgb/image_raw"), ("CameraInfo", "r1/rgbd1_rgb/camera_info"),
+                  ("Image", "r1/rgbd1_depth/image_raw"), ("CameraInfo", "r1/rgbd1_depth/camera_info"),
+                  ("PointCloud2", "r1/rgbd1_points")],
+        "imu1": [("Imu", "r1/imu1")],
+        "gnss1": [("NavSatFix", "r1/gnss1")],
+    }
+
+
+def test_rgbd_depth_image_can_be_turned_off(tmp_path):
+    veh = world(tmp_path, "<publish_ros_depth_image>false</publish_ros_depth_image>").vehicles["r1"]
+    node = FakeNode()
+    build(node, veh.sensors["rgbd1"])
+    assert "r1/rgbd1_depth/image_raw" not in [p.topic for p in node.pubs]
+    assert len(node.pubs) == 4
+
+
+def test_scan_goes_out_only_with_subscribers(tmp_path):
+    w = world(tmp_path)
+    laser = w.vehicles["r1"].sensors["laser1"]
+    w.run(0.1)
+    obs = laser.last
+    assert obs is not None
+    node = FakeNode(subscribers=1)
+    build(node, laser)(obs)
+    (msg,) = node.pubs[0].sent
+    assert node.counted == 1
+    assert msg.header.frame_id == "laser1"
+    assert msg.header.stamp.sec == 1000 and msg.header.stamp.nanosec == pytest.approx(round(obs.stamp * 1e9), abs=1)
+    assert len(msg.ranges) == 11 and msg.scan_time == pytest.approx(0.1)
+    quiet = FakeNode(subscribers=0)
+    build(quiet, laser)(obs)
+    assert quiet.pubs[0].sent == [] and quiet.counted == 0
+
+
+# ---------------------------------------------------------------------- static frames
+def test_static_frames(tmp_path):
+    veh = world(tmp_path).vehicles["r1"]
+    laser = sensor_static_tfs(veh.sensors["laser1"], 2.0)
+    assert [(m.header.frame_id, m.child_frame_id) for m in laser] == [("base_link", "laser1")]
+    tr = laser[0].transform.translation
+    assert (tr.x, tr.y, tr.z) == pytest.approx((0.2, 0.0, 0.3))
+    assert laser[0].header.stamp.sec == 2
+    rgbd = sensor_static_tfs(veh.sensors["rgbd1"], 0.0)
+    assert [(m.header.frame_id, m.child_frame_id) for m in rgbd] == [
+        ("base_link", "rgbd1"), ("rgbd1", "rgbd1_depth"), ("rgbd1", "rgbd1_rgb")]
+    q = rgbd[1].transform.rotation  # optical frame: z forward, x right = yaw −90°, roll −90° (a 120° turn)
+    assert (q.x, q.y, q.z, q.w) == pytest.approx((-0.5, 0.5, -0.5, 0.5))
+    assert 2 * math.acos(abs(q.w)) == pytest.approx(math.radians(120))
+
+    class Unknown(Sensor):
+        xml_class: ClassVar[str] = ""
+
+    odd = object.__new__(Unknown)
+    odd.name, odd.pose = "odd", (1.0, 2.0, 3.0, 0.0, 0.0, 0.0)
+    assert [m.child_frame_id for m in sensor_static_tfs(odd, 0.0)] == ["odd"]  # no row: its frame only
