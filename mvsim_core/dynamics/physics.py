@@ -255,7 +255,9 @@ class Physics:
         idx = np.flatnonzero(self.passive)
         names, vxs, vys, oms = [], [], [], []
         for k in idx:
-            vx, vy, om = self.vehicles[k].controller.ideal_twist()
+            twist = self.vehicles[k].controller.ideal_twist()
+            assert twist is not None  # passive = the controller has an ideal twist
+            vx, vy, om = twist
             c, s = math.cos(st[k, 2]), math.sin(st[k, 2])
             names.append(self.names[k])
             vxs.append(c * vx - s * vy)

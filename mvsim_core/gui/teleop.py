@@ -76,7 +76,7 @@ class Teleop:
             k = int(c) - 1
             if k < len(self.world.vehicles):
                 self.selected = k
-                self.last_message = f"selected {self.vehicle.name}"
+                self.last_message = f"selected {list(self.world.vehicles)[k]}"
                 return True
             return False
         veh = self.vehicle
@@ -109,7 +109,8 @@ class Teleop:
     # ------------------------------------------------------------------ controllers
     def _drive(self, veh: Any, c: str) -> bool:
         ctrl = veh.controller
-        handler = KEY_HANDLERS.get(_native(ctrl))
+        native = _native(ctrl)
+        handler = KEY_HANDLERS.get(native) if native is not None else None
         if handler is None:
             return False
         self.last_message = handler(veh, ctrl, c)

@@ -20,8 +20,8 @@ and images rendered in batches); :attr:`Sensor.last` holds the latest observatio
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-from typing import Any, ClassVar
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from mvsim_core.objects.visual import Visual, parse_visuals
 from mvsim_core.xml.context import ParseContext
@@ -35,6 +35,18 @@ from mvsim_core.xml.params import (
     table_names,
     warn_unknown_children,
 )
+
+if TYPE_CHECKING:
+    from mvsim_core.sensors.scheduler import SensorContext
+
+
+class Observation(Protocol):
+    """What every observation has: ``stamp``, the simulated time (s) it was taken at. Each sensor class returns its
+    own observation type (:class:`~mvsim_core.sensors.lidar2d.LaserScan`, ...)."""
+
+    @property
+    def stamp(self) -> float: ...
+
 
 Pose3D = tuple[float, float, float, float, float, float]
 """(x, y, z, yaw, pitch, roll): metres and radians."""
@@ -116,15 +128,17 @@ class Sensor:
         self.publish_topic = publish_topic
         self.visuals: list[Visual] = visuals if visuals is not None else []
         self.last: Any = None
+        """The latest :class:`Observation` (of the class's own observation type), None before the first."""
 
     # ------------------------------------------------------------------ simulation
     @classmethod
-    def sample_batch(cls, sensors: list[Sensor], ctx: Any, t: float) -> list[Any]:
-        """Observations of several sensors of this class due at simulated time ``t`` (s); default: one by one."""
+    def sample_batch(cls, sensors: list[Sensor], ctx: SensorContext, t: float) -> Sequence[Observation | None]:
+        """Observations of several sensors of this class due at simulated time ``t`` (s), one per sensor (None: no
+        observation this time, e.g. GNSS without a fix); default: one by one."""
         return [s.sample(ctx, t) for s in sensors]
 
-    def sample(self, ctx: Any, t: float) -> Any:
-        """One observation at time ``t`` (``ctx``: :class:`mvsim_core.sensors.scheduler.SensorContext`)."""
+    def sample(self, ctx: SensorContext, t: float) -> Observation | None:
+        """One observation at simulated time ``t`` (s)."""
         raise NotImplementedError(f"{type(self).__name__} produces no observations")
 
     # ------------------------------------------------------------------ construction

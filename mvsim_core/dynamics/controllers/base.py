@@ -30,13 +30,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from enum import Enum
-from typing import Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from mvsim_core.errors import ControllerError
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.flow import expanded
 from mvsim_core.xml.node import XmlNode
 from mvsim_core.xml.params import Param, ParamValues, read_params, table_names, warn_unknown_children
+
+if TYPE_CHECKING:
+    from mvsim_core.objects.vehicles.base import Vehicle
 
 DEFAULT_CLASS = "raw"
 
@@ -248,7 +251,7 @@ class Controller:
         raise ControllerError(f'controller "{self.xml_class}" takes no commands')
 
     # ------------------------------------------------------------------ run time
-    def control(self, veh, dt: float) -> None:
+    def control(self, veh: Vehicle, dt: float) -> None:
         """Set the wheel torques (and steering) of ``veh`` for one physics step of ``dt`` seconds."""
         raise NotImplementedError(f"{type(self).__name__} has no control law")
 

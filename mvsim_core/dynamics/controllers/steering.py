@@ -7,11 +7,12 @@ Torque sign: negative torque drives forward (upstream's convention), so torque =
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from mvsim_core.dynamics.controllers.pid import Pid
 
 if TYPE_CHECKING:
+    from mvsim_core.objects.vehicles.ackermann import Ackermann
     from mvsim_core.objects.vehicles.base import Vehicle
 
 RL, RR, FL, FR = 0, 1, 2, 3
@@ -41,7 +42,7 @@ def front_wheel_pids(veh: Vehicle, pids: tuple[Pid, Pid], vx_sp: float, omega_sp
     Desired wheel speeds come from the twist setpoint and the wheel angles that ``steer`` will produce; measured ones
     from the wheel-odometry twist estimate and the wheels' current angles.
     """
-    dyn = veh.dynamics
+    dyn = cast("Ackermann", veh.dynamics)  # these controllers are registered for Ackermann families only
     fl_des, fr_des = dyn.front_wheel_angles(steer)
     sp_fl = wheel_longitudinal_speed(veh, FL, vx_sp, omega_sp, fl_des)
     sp_fr = wheel_longitudinal_speed(veh, FR, vx_sp, omega_sp, fr_des)

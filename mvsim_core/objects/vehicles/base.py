@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -27,7 +27,14 @@ from mvsim_core.xml.flow import expanded
 from mvsim_core.xml.node import XmlNode
 from mvsim_core.xml.params import Color, Kind, Param, ParamValues, read_params
 
-SensorFactory = Callable[[XmlNode, ParseContext, str], Any]
+if TYPE_CHECKING:
+    from mvsim_core.dynamics.controllers.base import Controller
+    from mvsim_core.dynamics.friction.base import FrictionModel
+    from mvsim_core.dynamics.physics import Physics
+    from mvsim_core.io.csv_logger import VehicleLogger
+    from mvsim_core.sensors.base import Sensor
+
+SensorFactory = Callable[[XmlNode, ParseContext, str], "Sensor"]
 """Builds a sensor from its ``<sensor>`` element, the parse context and the carrying vehicle's name."""
 
 VEHICLE_TAGS = frozenset({"dynamics", "friction", "sensor", "visual", "odometry", "log_path",
@@ -175,12 +182,12 @@ class Vehicle:
     class_name: str
     dynamics: VehicleDynamics
     chassis: Chassis
-    controller: Any
-    friction: Any
+    controller: Controller
+    friction: FrictionModel
     odometry_multipliers: tuple[float, float, float]
     log_path: str
     auto_start_recording: bool
-    sensors: dict[str, Any]
+    sensors: dict[str, Sensor]
     sim: SimulableSpec
     visuals: list[Visual] = field(default_factory=list)
     node: XmlNode | None = None
@@ -191,8 +198,8 @@ class Vehicle:
     phi: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
     collision: bool = False
     had_collision: bool = False
-    logger: Any = None  # mvsim_core.io.csv_logger.VehicleLogger, created when physics starts
-    _physics: Any = field(default=None, repr=False)
+    logger: VehicleLogger | None = None  # created by World.start
+    _physics: Physics | None = field(default=None, repr=False)
     _index: int = -1
 
     @property
@@ -222,7 +229,7 @@ class Vehicle:
         o = self._physics.odometry[self._index]
         return (float(o[0]), float(o[1]), float(o[2]))
 
-    def attach_physics(self, physics: Any, index: int) -> None:
+    def attach_physics(self, physics: Physics, index: int) -> None:
         """Read pose, twist and odometry from ``physics`` arrays at row ``index`` from now on."""
         self._physics, self._index = physics, index
 
@@ -382,7 +389,7 @@ def build_vehicle(inst: XmlNode, cls_node: XmlNode | None, ctx: ParseContext, *,
         auto_rec = ctx.text(asr).lower() in ("true", "1")
 
     sim = parse_simulable(nodes, ctx, what="vehicle", name=name)
-    sensors: dict[str, Any] = {}
+    sensors: dict[str, Sensor] = {}
     for n in nodes:
         for snode in n.children_named("sensor"):
             s = sensor_factory(snode, ctx, name)
