@@ -80,6 +80,7 @@ from numba import njit
 
 import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
 from mvsim_core.errors import MvsimError
+from mvsim_core.geometry.polygons import area, clean, ear_clip, is_convex, signed_area
 from mvsim_core.objects.joint import JointType
 
 if TYPE_CHECKING:
@@ -110,70 +111,6 @@ _AWAKE_FLAG = 0x0002  # b2Body::e_awakeFlag
 
 
 # ---------------------------------------------------------------------------------------------------- polygons
-def _cross(o: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
-    return float((a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]))
-
-
-def signed_area(poly: np.ndarray) -> float:
-    """Signed area (m²) of a polygon (P×2), positive when counter-clockwise."""
-    x, y = poly[:, 0], poly[:, 1]
-    return 0.5 * float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))
-
-
-def _clean(poly: np.ndarray) -> np.ndarray:
-    """Counter-clockwise copy without repeated points and without vertices on a straight line between neighbours."""
-    p = np.asarray(poly, dtype=np.float64).reshape(-1, 2)
-    if signed_area(p) < 0:
-        p = p[::-1]
-    scale = max(float(np.ptp(p, axis=0).max()) if len(p) else 0.0, 1e-12)
-    pts = [q for q in p]
-    changed = True
-    while changed and len(pts) >= 3:
-        changed = False
-        out: list[np.ndarray] = []
-        n = len(pts)
-        for i in range(n):
-            a, b, c = pts[i - 1], pts[i], pts[(i + 1) % n]
-            if np.hypot(*(b - a)) <= 1e-9 * scale or abs(_cross(a, b, c)) <= 1e-12 * scale * scale:
-                changed = True
-                pts = out + pts[i + 1:]  # drop b, rescan
-                break
-            out.append(b)
-    return np.array(pts, dtype=np.float64).reshape(-1, 2)
-
-
-def _is_convex(poly: np.ndarray) -> bool:
-    n = len(poly)
-    return n >= 3 and all(_cross(poly[i - 1], poly[i], poly[(i + 1) % n]) > 0 for i in range(n))
-
-
-def _in_triangle(p: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> bool:
-    """Point in the closed counter-clockwise triangle abc."""
-    return _cross(a, b, p) >= 0 and _cross(b, c, p) >= 0 and _cross(c, a, p) >= 0
-
-
-def _ear_clip(poly: np.ndarray) -> list[list[int]] | None:
-    """Triangles (vertex indices, CCW) of a simple CCW polygon, or None when no ear is found (self-intersecting)."""
-    idx = list(range(len(poly)))
-    tris: list[list[int]] = []
-    while len(idx) > 3:
-        m = len(idx)
-        for k in range(m):
-            ia, ib, ic = idx[k - 1], idx[k], idx[(k + 1) % m]
-            a, b, c = poly[ia], poly[ib], poly[ic]
-            if _cross(a, b, c) <= 0:
-                continue
-            if any(_in_triangle(poly[j], a, b, c) for j in idx if j not in (ia, ib, ic)):
-                continue
-            tris.append([ia, ib, ic])
-            del idx[k]
-            break
-        else:
-            return None
-    tris.append(idx)
-    return tris
-
-
 def _merge_pieces(poly: np.ndarray, pieces: list[list[int]], max_vertices: int) -> list[list[int]]:
     """Greedily merge pieces that share an edge while the union stays convex and within ``max_vertices``."""
     merged = True
@@ -194,7 +131,7 @@ def _merge_pieces(poly: np.ndarray, pieces: list[list[int]], max_vertices: int) 
                     walk_p = [p[(start + t) % len(p)] for t in range(len(p))]  # u ... v
                     walk_q = [q[(kq + 1 + t) % len(q)] for t in range(1, len(q) - 1)]  # after v ... before u
                     cand = walk_p + walk_q
-                    if len(cand) <= max_vertices and _is_convex(poly[cand]):
+                    if len(cand) <= max_vertices and is_convex(poly[cand]):
                         pieces[i] = cand
                         del pieces[j]
                         merged = True
@@ -217,12 +154,12 @@ def convex_pieces(poly: np.ndarray, max_vertices: int = MAX_POLYGON_VERTICES) ->
     if max_vertices < 3:
         raise ValueError("max_vertices must be at least 3")
     raw = np.asarray(poly, dtype=np.float64).reshape(-1, 2)
-    p = _clean(raw)
-    if len(p) < 3 or abs(signed_area(p)) < DEGENERATE_AREA:
+    p = clean(raw)
+    if len(p) < 3 or area(p) < DEGENERATE_AREA:
         c = raw.mean(axis=0) if len(raw) else np.zeros(2)
         h = TINY_BOX_HALF
         return [c + np.array([[-h, -h], [h, -h], [h, h], [-h, h]])]
-    if _is_convex(p):
+    if is_convex(p):
         n = len(p)
         if n <= max_vertices:
             return [p]
@@ -232,7 +169,7 @@ def convex_pieces(poly: np.ndarray, max_vertices: int = MAX_POLYGON_VERTICES) ->
             pieces.append(p[[0, *range(k, min(k + max_vertices - 1, n))]])
             k += max_vertices - 2
         return pieces
-    tris = _ear_clip(p)
+    tris = ear_clip(p)
     if tris is None:
         from mvsim_core.io.meshes import convex_hull_2d
 

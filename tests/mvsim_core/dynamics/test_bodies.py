@@ -20,8 +20,8 @@ from mvsim_core.dynamics.bodies import (
     polygon_distance,
     raw_contacts_ok,
     raw_layout_ok,
-    signed_area,
 )
+from mvsim_core.geometry.polygons import signed_area
 
 DT = 0.005
 G = 9.81
