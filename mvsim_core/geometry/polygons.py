@@ -6,7 +6,7 @@ order, seen from +z, is positive: its signed area is > 0. A corner ``a -> b -> c
 product ``(b - a) x (c - a)`` (m², twice the signed area of triangle abc) is > 0. Triangles and pieces are returned
 as lists or arrays of vertex indices into the polygon they came from.
 
-Users: the Box2D fixtures of footprints (:mod:`mvsim_core.dynamics.bodies`), footprint parsing
+Users: the Box2D fixtures of footprints (:mod:`mvsim_core.dynamics.convex_pieces`), footprint parsing
 (:mod:`mvsim_core.objects.block`) and the drawn prisms (:mod:`mvsim_core.sensors.render.scene_geometry`).
 """
 

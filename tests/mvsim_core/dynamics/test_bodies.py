@@ -14,9 +14,7 @@ from PIL import Image
 
 import mvsim_core as mv
 from mvsim_core.dynamics.bodies import (
-    MAX_POLYGON_VERTICES,
     Bodies,
-    convex_pieces,
     polygon_distance,
     raw_contacts_ok,
     raw_layout_ok,
@@ -52,10 +50,6 @@ def run(b: Bodies, seconds: float, before: Callable[[], None] | None = None) -> 
         if before is not None:
             before()
         b.step(DT)
-
-
-def test_this_binding_takes_16_vertices():
-    assert MAX_POLYGON_VERTICES == Box2D.b2_maxPolygonVertices == 16
 
 
 # ------------------------------------------------------------------ vehicles
@@ -167,48 +161,10 @@ def test_ground_friction_brakes_a_pushed_block(load):
 
 
 # ------------------------------------------------------------------ polygons
-def _star(n_tips: int, r_out: float, r_in: float) -> np.ndarray:
-    a = np.arange(2 * n_tips) * math.pi / n_tips
-    r = np.where(np.arange(2 * n_tips) % 2 == 0, r_out, r_in)
-    return np.column_stack([r * np.cos(a), r * np.sin(a)])
-
-
-def _check_pieces(poly: np.ndarray, pieces: list[np.ndarray], max_vertices: int) -> None:
-    assert sum(signed_area(p) for p in pieces) == pytest.approx(abs(signed_area(poly)), rel=1e-9)
-    for p in pieces:
-        assert 3 <= len(p) <= max_vertices
-        n = len(p)
-        for i in range(n):
-            a, b, c = p[i - 1], p[i], p[(i + 1) % n]
-            assert (b[0] - a[0]) * (c[1] - b[1]) - (b[1] - a[1]) * (c[0] - b[0]) > 0  # convex, CCW
-
-
-def test_convex_pieces():
-    a = np.arange(12) * 2 * math.pi / 12
-    gon12 = np.column_stack([np.cos(a), np.sin(a)])
-    assert len(convex_pieces(gon12)) == 1  # fits the binding's 16
-    pieces = convex_pieces(gon12, max_vertices=8)  # stock Box2D's limit
-    assert len(pieces) == 2
-    _check_pieces(gon12, pieces, 8)
-    star = _star(6, 1.0, 0.4)  # 12 vertices, not convex
-    pieces = convex_pieces(star[::-1])  # clockwise input too
-    assert len(pieces) >= 2
-    _check_pieces(star, pieces, MAX_POLYGON_VERTICES)
-    ell = np.array([[0, 0], [2, 0], [2, 1], [1, 1], [1, 2], [0, 2]], dtype=float)
-    pieces = convex_pieces(ell)
-    assert len(pieces) == 2
-    _check_pieces(ell, pieces, MAX_POLYGON_VERTICES)
-    # vertices on straight edges are dropped
-    sq = np.array([[0, 0], [1, 0], [2, 0], [2, 1], [2, 2], [1, 2], [0, 2], [0, 1]], dtype=float)
-    (p,) = convex_pieces(sq)
-    assert len(p) == 4 and signed_area(p) == pytest.approx(4.0)
-    # degenerate: a tiny box at the vertex mean
-    (p,) = convex_pieces(np.array([[0, 0], [1, 0], [2, 0]], dtype=float))
-    assert signed_area(p) == pytest.approx(1e-4) and p.mean(axis=0) == pytest.approx((1.0, 0.0))
-
-
 def test_big_and_non_convex_block_shapes_become_several_fixtures(load):
-    star = _star(6, 1.0, 0.4)
+    a = np.arange(12) * math.pi / 6
+    r = np.where(np.arange(12) % 2 == 0, 1.0, 0.4)
+    star = np.column_stack([r * np.cos(a), r * np.sin(a)])  # 6 tips, not convex
     pts = "".join(f"<pt>{x:.6f} {y:.6f}</pt>" for x, y in star)
     w = load(block("star", 0, 0, shape=f"<shape>{pts}</shape>")
              + block("disc", 5, 0, shape='<geometry type="cylinder" radius="0.5" length="1" vertex_count="20"/>'))
