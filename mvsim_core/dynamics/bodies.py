@@ -29,22 +29,9 @@ What is built (:class:`Bodies`):
 
 Polygons become one or more convex fixtures (:mod:`.convex_pieces`).
 
-Hot path (the world loop touches every vehicle every step): :meth:`Bodies.read_states`, :meth:`Bodies.apply` and
-:meth:`Bodies.set_velocities` work on a list of names at once. pybox2d costs ~0.35 µs per attribute access, so the
-plain path (4 reads per body) costs ~1.2 µs/body. When the binding's ``b2Body`` memory layout is the expected one
-(checked once per process against the API on a probe body; ``MVSIM_BOX2D_RAW=0`` or ``raw_access=False`` turns it
-off) the same numbers are gathered from / scattered into the ``b2Body`` structs through a numpy view of the address
-space: reads and writes are then one vectorised numpy operation for all bodies; sleeping bodies still go through the
-API so that they are woken exactly as ``ApplyForceToCenter(wake=True)`` / ``SetLinearVelocity`` do. Measured on the dev
-machine (2 cores, Python 3.11; 100 vehicles, median of 2000 calls; ±30 % between runs):
-
-=====================  ====================  ===================
-per body               raw view (default)    plain API
-=====================  ====================  ===================
-``read_states``        0.11 µs (11 µs/100)   1.2 µs
-``apply``              0.14 µs               0.36 µs
-``set_velocities``     0.22 µs               1.16 µs
-=====================  ====================  ===================
+Batched state access (:meth:`Bodies.read_states`, :meth:`Bodies.apply`, :meth:`Bodies.set_velocities`) goes through a
+raw view of the ``b2Body`` structs when their layout is the expected one (:mod:`.box2d_raw`, with timings;
+``MVSIM_BOX2D_RAW=0`` or ``raw_access=False`` turns it off).
 
 :meth:`Bodies.update_grid_obstacles` with 100 vehicles on a 400×400 grid: ~8 µs when no vehicle changed cell, ~25 µs
 when one did.
@@ -61,7 +48,6 @@ taken from it (pybox2d crashes on a dangling one).
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import math
 import os
@@ -74,6 +60,21 @@ import numpy as np
 from numba import njit
 
 import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
+from mvsim_core.dynamics.box2d_raw import (
+    AWAKE_FLAG,
+    MEM_HI,
+    MEM_LO,
+    OFF_F,
+    OFF_T,
+    OFF_V,
+    OFF_W,
+    READ_COLS,
+    apply_raw,
+    body_address,
+    memory,
+    raw_layout_ok,
+    read_raw_states,
+)
 from mvsim_core.dynamics.convex_pieces import convex_pieces
 from mvsim_core.errors import MvsimError
 from mvsim_core.geometry.polygons import signed_area
@@ -96,8 +97,6 @@ GRID_HALF_WIDTH = 0.5
 GRID_RADIUS_FACTOR = 1.5
 """Neighbourhood radius = this x the body's max radius + one cell (upstream's scan range is 1.5 x max radius)."""
 
-_AWAKE_FLAG = 0x0002  # b2Body::e_awakeFlag
-
 
 # ---------------------------------------------------------------------------------------------------- fixtures
 def _add_polygon(body: Any, poly: np.ndarray, *, mass: float | None, friction: float, restitution: float,
@@ -119,71 +118,6 @@ def _add_polygon(body: Any, poly: np.ndarray, *, mass: float | None, friction: f
     return out
 
 
-# ---------------------------------------------------------------------------------------------------- raw access
-# float32 offsets inside b2Body (Box2D 2.3.x, this binding): m_xf.p (3, 4), m_xf.q (sin 5, cos 6),
-# m_sweep.localCenter (7, 8), m_sweep.a (14), m_linearVelocity (16, 17), m_angularVelocity (18), m_force (19, 20),
-# m_torque (21); m_flags is the uint16 at byte 4, read as the low half of the int32 there (little-endian).
-_OFF_P, _OFF_Q, _OFF_LC, _OFF_A, _OFF_V, _OFF_W, _OFF_F, _OFF_T = 3, 5, 7, 14, 16, 18, 19, 21
-_READ_COLS = np.array([_OFF_P, _OFF_P + 1, _OFF_Q, _OFF_Q + 1, _OFF_LC, _OFF_LC + 1, _OFF_A, _OFF_V, _OFF_V + 1,
-                       _OFF_W])
-_STRUCT_FLOATS = 24
-_raw_layout: bool | None = None
-
-
-def _address(body: Any) -> int:
-    return int(body.this)
-
-
-def _floats_at(addr: int, n: int) -> np.ndarray:
-    return np.frombuffer((ctypes.c_float * n).from_address(addr), dtype=np.float32)
-
-
-def raw_layout_ok() -> bool:
-    """Whether ``b2Body`` structs have the layout the raw view expects (checked once, on a probe body)."""
-    global _raw_layout
-    if _raw_layout is None:
-        try:
-            _raw_layout = _probe_layout()
-        except Exception:  # noqa: BLE001 - any surprise means: use the API
-            _raw_layout = False
-        if not _raw_layout:
-            log.info("Box2D body layout not recognised; using the plain pybox2d API for body states")
-    return _raw_layout
-
-
-def _probe_layout() -> bool:
-    w = Box2D.b2World(gravity=(0, 0))
-    b = w.CreateDynamicBody(position=(1.25, -2.5), angle=0.75)
-    b.CreatePolygonFixture(box=(0.5, 0.25, (0.375, -0.125), 0.0), density=2.0)
-    b.linearVelocity = (3.5, -4.25)
-    b.angularVelocity = 0.625
-    b.ApplyForceToCenter((7.5, -8.5), True)
-    b.ApplyTorque(9.5, True)
-    addr = _address(b)
-    m = _floats_at(addr, _STRUCT_FLOATS).astype(np.float64)
-    flags = int(np.frombuffer((ctypes.c_int32 * 2).from_address(addr), dtype=np.int32)[1])  # m_flags word
-    lc = b.localCenter
-    expect = {_OFF_P: 1.25, _OFF_P + 1: -2.5, _OFF_Q: math.sin(0.75), _OFF_Q + 1: math.cos(0.75), _OFF_LC: lc.x,
-              _OFF_LC + 1: lc.y, _OFF_A: 0.75, _OFF_V: 3.5, _OFF_V + 1: -4.25, _OFF_W: 0.625, _OFF_F: 7.5,
-              _OFF_F + 1: -8.5, _OFF_T: 9.5}
-    ok = all(abs(m[k] - v) < 1e-6 for k, v in expect.items()) and bool(flags & _AWAKE_FLAG)
-    b.awake = False
-    flags = int(np.frombuffer((ctypes.c_int32 * 2).from_address(addr), dtype=np.int32)[1])
-    ok = ok and not flags & _AWAKE_FLAG
-    # a force written into the struct must act as ApplyForceToCenter does
-    b.awake = True
-    b2 = w.CreateDynamicBody(position=(10.0, 0.0))
-    b2.CreatePolygonFixture(box=(0.5, 0.5), density=1.0)
-    b3 = w.CreateDynamicBody(position=(20.0, 0.0))
-    b3.CreatePolygonFixture(box=(0.5, 0.5), density=1.0)
-    _floats_at(_address(b2), _STRUCT_FLOATS)[_OFF_F] += 4.0
-    b3.ApplyForceToCenter((4.0, 0.0), True)
-    w.Step(0.01, 8, 3)
-    ok = ok and abs(b2.linearVelocity.x - b3.linearVelocity.x) < 1e-9 and b2.linearVelocity.x > 0
-    del b, b2, b3, w
-    return ok
-
-
 # ---------------------------------------------------------------------------------------------------- raw contacts
 # Collision flags need every contact of every body each step: ~1 µs per contact through pybox2d (plus ~7 µs for a
 # b2Distance), so they are read by a compiled walk over Box2D's own lists instead. Byte offsets (Box2D 2.3.x, 64-bit;
@@ -196,39 +130,27 @@ _C_FLAGS, _C_FA, _C_FB = 8, 96, 104
 _F_BODY, _F_SHAPE, _F_SENSOR = 16, 24, 58
 _S_TYPE, _S_RADIUS, _S_VERTS, _S_COUNT = 8, 12, 24, 280
 _TOUCHING, _POLYGON = 2, 2
-_MEM_LO, _MEM_HI = 1 << 12, 1 << 48
-_mem: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
 _raw_contacts: bool | None = None
-
-
-def _memory() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Views of the process's address space [4 KiB, 256 TiB) as bytes, int32, float32 and int64 (nothing is read
-    until indexed; element i of the k-byte view is the k-byte value at address 4096 + k*i)."""
-    global _mem
-    if _mem is None:
-        buf = (ctypes.c_uint8 * (_MEM_HI - _MEM_LO)).from_address(_MEM_LO)
-        _mem = tuple(np.frombuffer(buf, dtype=t) for t in (np.uint8, np.int32, np.float32, np.int64))
-    return _mem
 
 
 @njit(cache=True)
 def _ptr(m64: np.ndarray, a: int) -> int:
-    return m64[(a - _MEM_LO) >> 3]
+    return m64[(a - MEM_LO) >> 3]
 
 
 @njit(cache=True)
 def _i32(m32: np.ndarray, a: int) -> int:
-    return m32[(a - _MEM_LO) >> 2]
+    return m32[(a - MEM_LO) >> 2]
 
 
 @njit(cache=True)
 def _f32(mf: np.ndarray, a: int) -> float:
-    return mf[(a - _MEM_LO) >> 2]
+    return mf[(a - MEM_LO) >> 2]
 
 
 @njit(cache=True)
 def _valid(p: int) -> bool:
-    return _MEM_LO <= p < _MEM_HI - 512 and p % 8 == 0
+    return MEM_LO <= p < MEM_HI - 512 and p % 8 == 0
 
 
 @njit(cache=True)
@@ -325,7 +247,7 @@ def _collision_flags(m8: np.ndarray, m32: np.ndarray, mf: np.ndarray, m64: np.nd
             fa, fb = _ptr(m64, c + _C_FA), _ptr(m64, c + _C_FB)
             if not (_valid(fa) and _valid(fb)):
                 return -1
-            if m8[fa + _F_SENSOR - _MEM_LO] == 0 and m8[fb + _F_SENSOR - _MEM_LO] == 0:
+            if m8[fa + _F_SENSOR - MEM_LO] == 0 and m8[fb + _F_SENSOR - MEM_LO] == 0:
                 if _i32(m32, c + _C_FLAGS) & _TOUCHING:
                     hit = True
                 elif threshold > 0.0:
@@ -356,11 +278,11 @@ def raw_contacts_ok() -> bool:
 
 
 def _probe_contacts() -> bool:
-    mem = _memory()
+    mem = memory()
     m8, m32, mf, m64 = mem
 
     def ptr(a: int) -> int:
-        return int(m64[(a - _MEM_LO) >> 3])
+        return int(m64[(a - MEM_LO) >> 3])
 
     # a: near misses only (cores 3.5 cm and 12 cm away; skins 1 cm each) and an overlapping sensor;
     # b: touching a wall; s: the static body holding the other fixtures
@@ -380,7 +302,7 @@ def _probe_contacts() -> bool:
     s.CreatePolygonFixture(box=(0.5, 0.5, tuple(s.GetLocalPoint((10.5, -0.5))), 0.0))
     w.Step(0.001, 8, 3)
     edges = {int(ed.this): ed for ed in a.contacts}  # pybox2d lists them in its own order
-    walked, e = [], ptr(_address(a) + _B_CONTACTS)
+    walked, e = [], ptr(body_address(a) + _B_CONTACTS)
     while e in edges and e not in walked:
         walked.append(e)
         e = ptr(e + _E_NEXT)
@@ -391,7 +313,7 @@ def _probe_contacts() -> bool:
         ca = int(c.this)
         if (ptr(ea + _E_OTHER), ptr(ea + _E_CONTACT)) != (int(ed.other.this), ca):
             return False
-        if bool(int(m32[(ca + _C_FLAGS - _MEM_LO) >> 2]) & _TOUCHING) != c.touching:
+        if bool(int(m32[(ca + _C_FLAGS - MEM_LO) >> 2]) & _TOUCHING) != c.touching:
             return False
         if (ptr(ca + _C_FA), ptr(ca + _C_FB)) != (int(c.fixtureA.this), int(c.fixtureB.this)):
             return False
@@ -399,7 +321,7 @@ def _probe_contacts() -> bool:
         fp = int(f.this)
         if (ptr(fp + _F_BODY), ptr(fp + _F_SHAPE)) != (int(f.body.this), int(f.shape.this)):
             return False
-        if bool(m8[fp + _F_SENSOR - _MEM_LO]) != f.sensor:
+        if bool(m8[fp + _F_SENSOR - MEM_LO]) != f.sensor:
             return False
         out = np.empty((16, 2))
         n, r = _world_polygon(m32, mf, m64, fp, out)
@@ -418,7 +340,7 @@ def _probe_contacts() -> bool:
     flags = np.zeros(3, dtype=np.bool_)
     expect = {0.0: [False, True, True], 0.01: [False, True, True], 0.05: [True, True, True]}
     for thr, want in expect.items():
-        if _collision_flags(*mem, np.array([_address(x) for x in (a, b, s)], dtype=np.int64), thr, flags) != 0:
+        if _collision_flags(*mem, np.array([body_address(x) for x in (a, b, s)], dtype=np.int64), thr, flags) != 0:
             return False
         if flags.tolist() != want or _collision_flags_api(w, {a: 0, b: 1, s: 2}, thr) != want:
             return False
@@ -514,7 +436,7 @@ class Bodies:
         grids: the occupancy grids' obstacle state, in element order.
         max_radius: body name -> largest distance of a fixture vertex from the body origin (m).
         moving: names of the dynamic bodies (vehicles, then dynamic blocks), the ones grid obstacles follow.
-        raw: whether body states go through the raw ``b2Body`` view (see the module docstring).
+        raw: whether body states go through the raw ``b2Body`` view (:mod:`.box2d_raw`).
         velocity_iterations, position_iterations: Box2D solver iterations used by :meth:`step`.
     """
 
@@ -578,7 +500,7 @@ class Bodies:
         self._collision_order = [*self.vehicle_bodies, *self._block_names]
         self._contact_addrs: np.ndarray | None = None
         if self.raw and raw_contacts_ok():
-            self._contact_addrs = np.array([_address(b) for b in self._contact_bodies], dtype=np.int64)
+            self._contact_addrs = np.array([body_address(b) for b in self._contact_bodies], dtype=np.int64)
 
         for el in world.elements:
             if isinstance(el, OccupancyGrid):
@@ -716,9 +638,10 @@ class Bodies:
     def _make_raw_view(self) -> bool:
         """Point the float32 / int32 views of the address space at the bodies (False if an address is unusable)."""
         bodies = [*self.vehicle_bodies.values(), *self.block_bodies.values()]
-        if not bodies or not all(_MEM_LO <= _address(b) < _MEM_HI - 512 and _address(b) % 8 == 0 for b in bodies):
+        if not bodies or not all(MEM_LO <= body_address(b) < MEM_HI - 512 and body_address(b) % 8 == 0
+                                 for b in bodies):
             return False
-        _, self._i32, self._f32, _ = _memory()
+        _, self._i32, self._f32, _ = memory()
         return True
 
     def _body(self, name: str) -> Any:
@@ -741,9 +664,9 @@ class Bodies:
         dynamic = np.array([bd.type == Box2D.b2_dynamicBody for bd in bodies], dtype=bool)
         b = _Batch(names=key, bodies=bodies, dynamic=dynamic)
         if self.raw:
-            base = (np.array([_address(bd) for bd in bodies], dtype=np.int64) - _MEM_LO) // 4
+            base = (np.array([body_address(bd) for bd in bodies], dtype=np.int64) - MEM_LO) // 4
             b.base = base
-            b.read_idx = base[:, None] + _READ_COLS[None, :]
+            b.read_idx = base[:, None] + READ_COLS[None, :]
             b.flag_idx = base + 1
         else:
             b.lc = np.array([self._local_center.get(n, np.zeros(2)) for n in key], dtype=np.float64).reshape(-1, 2)
@@ -759,7 +682,7 @@ class Bodies:
         b = self._batch(names)
         if self.raw:
             out = np.empty((len(b.bodies), 6))
-            _read_raw_states(self._f32, b.read_idx, out)
+            read_raw_states(self._f32, b.read_idx, out)
             return out
         else:
             rows = []
@@ -784,13 +707,13 @@ class Bodies:
         b = self._batch(name_order)
         fx, fy, tq = _per_body(len(b.bodies), fx, fy, torque)
         if self.raw:
-            if _apply_raw(self._f32, self._i32, b.base, b.flag_idx, b.dynamic, fx, fy, tq):
+            if apply_raw(self._f32, self._i32, b.base, b.flag_idx, b.dynamic, fx, fy, tq):
                 return
             direct = self._direct_mask(b)
             base = b.base[direct]
-            self._f32[base + _OFF_F] += fx[direct]
-            self._f32[base + _OFF_F + 1] += fy[direct]
-            self._f32[base + _OFF_T] += tq[direct]
+            self._f32[base + OFF_F] += fx[direct]
+            self._f32[base + OFF_F + 1] += fy[direct]
+            self._f32[base + OFF_T] += tq[direct]
             for i in np.flatnonzero(~direct):
                 bd = b.bodies[i]
                 bd.ApplyForceToCenter((float(fx[i]), float(fy[i])), True)
@@ -812,9 +735,9 @@ class Bodies:
             cvx, cvy = vx - w * dy, vy + w * dx
             direct = self._direct_mask(b)
             base = b.base[direct]
-            self._f32[base + _OFF_V] = cvx[direct]
-            self._f32[base + _OFF_V + 1] = cvy[direct]
-            self._f32[base + _OFF_W] = w[direct]
+            self._f32[base + OFF_V] = cvx[direct]
+            self._f32[base + OFF_V + 1] = cvy[direct]
+            self._f32[base + OFF_W] = w[direct]
             for i in np.flatnonzero(~direct):
                 bd = b.bodies[i]
                 bd.linearVelocity = (float(cvx[i]), float(cvy[i]))
@@ -829,7 +752,7 @@ class Bodies:
 
     def _direct_mask(self, b: _Batch) -> np.ndarray:
         """Bodies whose struct may be written directly: dynamic and awake."""
-        awake = (self._i32[b.flag_idx] & _AWAKE_FLAG) != 0
+        awake = (self._i32[b.flag_idx] & AWAKE_FLAG) != 0
         return awake & b.dynamic
 
     def _set_velocity_api(self, body: Any, vx: float, vy: float, w: float) -> None:
@@ -948,7 +871,7 @@ class Bodies:
         corridor, against ~35 µs through pybox2d, ~115 µs with a threshold and its b2Distance calls)."""
         if self._contact_addrs is not None:
             flags = np.zeros(len(self._contact_addrs), dtype=np.bool_)
-            if _collision_flags(*_memory(), self._contact_addrs, float(threshold), flags) == 0:
+            if _collision_flags(*memory(), self._contact_addrs, float(threshold), flags) == 0:
                 out = dict.fromkeys(self._block_names, False)
                 out.update(zip(self._contact_names, flags.tolist(), strict=True))
                 return {n: out[n] for n in self._collision_order}
@@ -981,38 +904,3 @@ def _wheel_box(w: Any, yaw: float) -> np.ndarray:
     c, s = math.cos(yaw), math.sin(yaw)
     loc = np.array([[-hx, -hy], [hx, -hy], [hx, hy], [-hx, hy]])
     return loc @ np.array([[c, s], [-s, c]]) + (w.x, w.y)
-
-
-@njit(cache=True)
-def _read_raw_states(f32: np.ndarray, read_idx: np.ndarray, out: np.ndarray) -> None:
-    """``read_states`` over the raw body structs: columns of ``read_idx`` as ``_READ_COLS`` (position, rotation
-    sine/cosine, local centre, angle, COM velocity, angular velocity); writes origin states (n×6)."""
-    for i in range(read_idx.shape[0]):
-        r = read_idx[i]
-        x, y = float(f32[r[0]]), float(f32[r[1]])
-        s, c = float(f32[r[2]]), float(f32[r[3]])
-        lx, ly = float(f32[r[4]]), float(f32[r[5]])
-        w = float(f32[r[9]])
-        dx = c * lx - s * ly  # origin -> COM, world frame
-        dy = s * lx + c * ly
-        out[i, 0] = x
-        out[i, 1] = y
-        out[i, 2] = float(f32[r[6]])
-        out[i, 3] = float(f32[r[7]]) + w * dy
-        out[i, 4] = float(f32[r[8]]) - w * dx
-        out[i, 5] = w
-
-
-@njit(cache=True)
-def _apply_raw(f32: np.ndarray, i32: np.ndarray, base: np.ndarray, flag_idx: np.ndarray, dynamic: np.ndarray,
-               fx: np.ndarray, fy: np.ndarray, tq: np.ndarray) -> bool:
-    """Add force and torque straight into the structs when every body is dynamic and awake (then True); otherwise
-    change nothing and return False (the caller takes the slower path that wakes bodies through the API)."""
-    for i in range(base.shape[0]):
-        if not dynamic[i] or (i32[flag_idx[i]] & _AWAKE_FLAG) == 0:
-            return False
-    for i in range(base.shape[0]):
-        f32[base[i] + _OFF_F] += fx[i]
-        f32[base[i] + _OFF_F + 1] += fy[i]
-        f32[base[i] + _OFF_T] += tq[i]
-    return True

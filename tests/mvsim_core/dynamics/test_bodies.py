@@ -17,8 +17,8 @@ from mvsim_core.dynamics.bodies import (
     Bodies,
     polygon_distance,
     raw_contacts_ok,
-    raw_layout_ok,
 )
+from mvsim_core.dynamics.box2d_raw import raw_layout_ok
 from mvsim_core.geometry.polygons import signed_area
 
 DT = 0.005
