@@ -13,12 +13,9 @@ import pytest
 from PIL import Image
 
 import mvsim_core as mv
-from mvsim_core.dynamics.bodies import (
-    Bodies,
-    polygon_distance,
-    raw_contacts_ok,
-)
+from mvsim_core.dynamics.bodies import Bodies
 from mvsim_core.dynamics.box2d_raw import raw_layout_ok
+from mvsim_core.dynamics.collision_flags import raw_contacts_ok
 from mvsim_core.geometry.polygons import signed_area
 
 DT = 0.005
@@ -358,37 +355,6 @@ def test_raw_and_api_collision_flags_agree(load, tmp_path):
             per_thr.append(a)
         near_misses += per_thr[0] != per_thr[-1]
     assert len(seen) > 5 and near_misses > 5  # contacts came and went, near misses among them
-
-
-def test_polygon_distance_matches_box2d():
-    rng = np.random.default_rng(7)
-    overlapping = 0
-    for _ in range(300):
-        polys = []
-        for _ in range(2):
-            n = int(rng.integers(3, 9))
-            a = np.sort(rng.uniform(0, 2 * math.pi, n))
-            r = rng.uniform(0.2, 1.0)
-            polys.append(np.column_stack([r * np.cos(a), r * np.sin(a)]) + rng.uniform(-1.5, 1.5, 2))
-        shapes = []
-        for p in polys:
-            try:
-                shapes.append(Box2D.b2PolygonShape(vertices=[tuple(v) for v in p]))
-            except AssertionError:
-                break
-        if len(shapes) < 2:
-            continue
-        verts = [np.array(s.vertices) for s in shapes]  # Box2D's own (hull, CCW) vertices
-        identity = Box2D.b2Transform()
-        identity.SetIdentity()
-        want = Box2D.b2Distance(shapeA=shapes[0], idxA=0, shapeB=shapes[1], idxB=0, transformA=identity,
-                                transformB=identity, useRadii=False).distance
-        got = polygon_distance(verts[0], len(verts[0]), verts[1], len(verts[1]))
-        assert got == pytest.approx(want, abs=1e-5)
-        overlapping += want == 0
-        if want > 0.05:  # a cutoff below the distance gives a lower bound that is still above the cutoff
-            assert want + 1e-5 >= polygon_distance(verts[0], len(verts[0]), verts[1], len(verts[1]), 0.05) >= 0.05
-    assert 10 < overlapping < 290
 
 
 # ------------------------------------------------------------------ batched state access
