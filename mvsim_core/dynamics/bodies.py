@@ -25,16 +25,13 @@ What is built (:class:`Bodies`):
   length limit: ``min_length > 0`` is ignored with a logged warning. ``revolute``/``pin`` -> ``b2RevoluteJoint`` at
   the anchors, ``referenceAngle`` = current angle of B minus A, limits when ``enable_limit``.
 * occupancy grids: one static body per grid, holding a square fixture per occupied cell near a moving body
-  (:meth:`Bodies.update_grid_obstacles`).
+  (:meth:`Bodies.update_grid_obstacles`, :mod:`.grid_obstacles`).
 
 Polygons become one or more convex fixtures (:mod:`.convex_pieces`).
 
 Batched state access (:meth:`Bodies.read_states`, :meth:`Bodies.apply`, :meth:`Bodies.set_velocities`) goes through a
 raw view of the ``b2Body`` structs when their layout is the expected one (:mod:`.box2d_raw`, with timings;
 ``MVSIM_BOX2D_RAW=0`` or ``raw_access=False`` turns it off).
-
-:meth:`Bodies.update_grid_obstacles` with 100 vehicles on a 400×400 grid: ~8 µs when no vehicle changed cell, ~25 µs
-when one did.
 
 Collision flags (:meth:`Bodies.collisions`) come from a compiled walk over Box2D's contact lists, under the same switch
 (:mod:`.collision_flags`, with timings).
@@ -49,7 +46,7 @@ import logging
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import Box2D
@@ -72,6 +69,7 @@ from mvsim_core.dynamics.box2d_raw import (
 )
 from mvsim_core.dynamics.collision_flags import collision_flags_api, collision_flags_raw, raw_contacts_ok
 from mvsim_core.dynamics.convex_pieces import convex_pieces
+from mvsim_core.dynamics.grid_obstacles import GridObstacles
 from mvsim_core.errors import MvsimError
 from mvsim_core.geometry.polygons import signed_area
 from mvsim_core.objects.joint import JointType
@@ -86,12 +84,6 @@ WHEEL_FRICTION, WHEEL_RESTITUTION = 0.5, 0.05
 PLANE_FRICTION, PLANE_RESTITUTION = 0.2, 0.01
 WHEEL_YAW_TOLERANCE = 1e-3
 """rad: :meth:`Bodies.set_wheel_yaws` rebuilds a wheel box only when its yaw moved more than this."""
-GRID_OCCUPIED = 0.5
-"""Cells whose occupancy probability is above this are obstacles."""
-GRID_HALF_WIDTH = 0.5
-"""Obstacle square half-width in cells (upstream 0.4, which leaves 0.2-cell gaps between neighbouring cells)."""
-GRID_RADIUS_FACTOR = 1.5
-"""Neighbourhood radius = this x the body's max radius + one cell (upstream's scan range is 1.5 x max radius)."""
 
 
 # ---------------------------------------------------------------------------------------------------- fixtures
@@ -125,41 +117,6 @@ class _Batch:
     read_idx: np.ndarray | None = None  # (n, 10)
     flag_idx: np.ndarray | None = None  # int32 index of the word holding m_flags (low half, little-endian)
     lc: np.ndarray | None = None  # (n, 2) local COM, plain path
-
-
-@dataclass
-class GridObstacles:
-    """The obstacle fixtures of one occupancy grid.
-
-    Attributes:
-        element: the ``OccupancyGrid`` element.
-        body: its static Box2D body (world frame).
-        occupied: flat bool array over cells ``iy * nx + ix``, occupancy > 0.5.
-        nx, ny, resolution, x_min, y_min: the grid's geometry (cells, m).
-        friction, restitution: of the obstacle fixtures.
-        fixtures: flat cell index -> square fixture (the union of the ``near`` sets).
-    """
-
-    element: Any
-    body: Any
-    occupied: np.ndarray
-    nx: int
-    ny: int
-    resolution: float
-    x_min: float
-    y_min: float
-    friction: float
-    restitution: float
-    stencils: list[np.ndarray] = field(default_factory=list)  # per moving body: (K, 2) cell offsets (dx, dy)
-    last_cells: np.ndarray | None = None  # (n, 2) cell (ix, iy) of each moving body at the last update
-    near: list[set[int]] = field(default_factory=list)  # per moving body: occupied cells in its neighbourhood
-    refcount: dict[int, int] = field(default_factory=dict)  # cell -> number of bodies it is near
-    fixtures: dict[int, Any] = field(default_factory=dict)
-
-    def cell_center(self, k: int) -> tuple[float, float]:
-        """World (x, y) of flat cell ``k`` (m)."""
-        iy, ix = divmod(k, self.nx)
-        return self.x_min + (ix + 0.5) * self.resolution, self.y_min + (iy + 0.5) * self.resolution
 
 
 # ---------------------------------------------------------------------------------------------------- bodies
@@ -247,7 +204,7 @@ class Bodies:
 
         for el in world.elements:
             if isinstance(el, OccupancyGrid):
-                self.grids.append(self._make_grid(el))
+                self.grids.append(GridObstacles.build(self.b2world, el, [self.max_radius[n] for n in self.moving]))
         self.update_grid_obstacles()
 
     # ------------------------------------------------------------------ building
@@ -352,30 +309,6 @@ class Bodies:
             log.warning("joint %s-%s: '%s' has no physical body (intangible?); joint ignored", j.body_a, j.body_b,
                         name)
         return body
-
-    def _make_grid(self, el: Any) -> GridObstacles:
-        g = el.grid
-        body = self.b2world.CreateStaticBody(position=(0.0, 0.0))
-        go = GridObstacles(element=el, body=body, occupied=(g.occupancy > GRID_OCCUPIED).ravel(), nx=g.nx, ny=g.ny,
-                           resolution=g.resolution, x_min=g.x_min, y_min=g.y_min,
-                           friction=float(el.params["lateral_friction"]),
-                           restitution=float(el.params["restitution"]))
-        res = g.resolution
-        cache: dict[int, np.ndarray] = {}
-        for name in self.moving:
-            # cells whose centre is within r of the body: searched around the body's cell, so widened by half a
-            # cell diagonal (the body may sit anywhere in its cell)
-            reach = GRID_RADIUS_FACTOR * self.max_radius[name] + res + res * math.sqrt(0.5)
-            n = int(math.ceil(reach / res))
-            key = int(round(reach / res * 1e6))
-            if key not in cache:
-                d = np.arange(-n, n + 1)
-                dx, dy = np.meshgrid(d, d, indexing="xy")
-                keep = np.hypot(dx, dy) * res <= reach
-                cache[key] = np.column_stack([dx[keep], dy[keep]]).astype(np.int64)
-            go.stencils.append(cache[key])
-            go.near.append(set())
-        return go
 
     # ------------------------------------------------------------------ raw view
     def _make_raw_view(self) -> bool:
@@ -558,47 +491,15 @@ class Bodies:
         a 50-ray scan of range 1.5 x max radius; a full neighbourhood is simpler and at least as correct (a scan can
         miss cells between rays or behind the first hit).
 
-        Cost: the cell of every moving body is compared with the last call's; when none changed cell the call
-        returns after a few numpy operations (~8 µs for 100 vehicles); each body that changed cell costs one numpy
-        gather of its neighbourhood (~15 µs at 0.1 m cells) and Box2D calls only for the cells that enter or leave
-        the union of all neighbourhoods (reference-counted per cell).
+        Cost: ~8 µs for 100 vehicles when no body changed cell; each body that did costs one numpy gather of its
+        neighbourhood and Box2D calls only for the cells that enter or leave the union of all neighbourhoods
+        (:mod:`.grid_obstacles`).
         """
         if not self.grids or not self.moving:
             return
         pos = self._positions()
         for g in self.grids:
-            cells = np.floor((pos - (g.x_min, g.y_min)) / g.resolution).astype(np.int64)
-            if g.last_cells is None:
-                moved = range(len(cells))
-            elif np.array_equal(cells, g.last_cells):
-                continue
-            else:
-                moved = np.flatnonzero((cells != g.last_cells).any(axis=1)).tolist()
-            g.last_cells = cells
-            h = GRID_HALF_WIDTH * g.resolution
-            for k in moved:
-                idx = cells[k] + g.stencils[k]
-                ix, iy = idx[:, 0], idx[:, 1]
-                ok = (ix >= 0) & (ix < g.nx) & (iy >= 0) & (iy < g.ny)
-                lin = iy[ok] * g.nx + ix[ok]
-                new = set(lin[g.occupied[lin]].tolist())
-                old = g.near[k]
-                g.near[k] = new
-                for c in old - new:
-                    left = g.refcount[c] - 1
-                    if left:
-                        g.refcount[c] = left
-                    else:
-                        del g.refcount[c]
-                        g.body.DestroyFixture(g.fixtures.pop(c))
-                for c in new - old:
-                    if c in g.refcount:
-                        g.refcount[c] += 1
-                        continue
-                    g.refcount[c] = 1
-                    cx, cy = g.cell_center(c)
-                    g.fixtures[c] = g.body.CreatePolygonFixture(box=(h, h, (cx, cy), 0.0), friction=g.friction,
-                                                                restitution=g.restitution)
+            g.update(pos)
 
     # ------------------------------------------------------------------ stepping and contacts
     def step(self, dt: float) -> None:
