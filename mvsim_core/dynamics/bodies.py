@@ -25,40 +25,16 @@ What is built (:class:`Bodies`):
   length limit: ``min_length > 0`` is ignored with a logged warning. ``revolute``/``pin`` -> ``b2RevoluteJoint`` at
   the anchors, ``referenceAngle`` = current angle of B minus A, limits when ``enable_limit``.
 * occupancy grids: one static body per grid, holding a square fixture per occupied cell near a moving body
-  (:meth:`Bodies.update_grid_obstacles`).
+  (:meth:`Bodies.update_grid_obstacles`, :mod:`.grid_obstacles`).
 
-Polygons: this binding's ``b2_maxPolygonVertices`` is **16** (upstream's fork: 12, stock Box2D: 8), so every upstream
-shape fits one fixture; larger convex polygons are split into fans of at most 16 vertices, non-convex ones into convex
-pieces by ear clipping plus a greedy merge of neighbouring triangles (:func:`convex_pieces`) -- Box2D itself would
-silently replace a non-convex polygon by its convex hull. Degenerate polygons (|area| < 1e-6 m²) become a 1 cm box at
-their vertex mean. Box2D 2.3 keeps its 1 cm polygon skin (``b2_polygonRadius``; upstream's fork: 2.5 mm): shapes
-touch when their cores are 2 cm apart.
+Polygons become one or more convex fixtures (:mod:`.convex_pieces`).
 
-Hot path (the world loop touches every vehicle every step): :meth:`Bodies.read_states`, :meth:`Bodies.apply` and
-:meth:`Bodies.set_velocities` work on a list of names at once. pybox2d costs ~0.35 µs per attribute access, so the
-plain path (4 reads per body) costs ~1.2 µs/body. When the binding's ``b2Body`` memory layout is the expected one
-(checked once per process against the API on a probe body; ``MVSIM_BOX2D_RAW=0`` or ``raw_access=False`` turns it
-off) the same numbers are gathered from / scattered into the ``b2Body`` structs through a numpy view of the address
-space: reads and writes are then one vectorised numpy operation for all bodies; sleeping bodies still go through the
-API so that they are woken exactly as ``ApplyForceToCenter(wake=True)`` / ``SetLinearVelocity`` do. Measured on the dev
-machine (2 cores, Python 3.11; 100 vehicles, median of 2000 calls; ±30 % between runs):
+Batched state access (:meth:`Bodies.read_states`, :meth:`Bodies.apply`, :meth:`Bodies.set_velocities`) goes through a
+raw view of the ``b2Body`` structs when their layout is the expected one (:mod:`.box2d_raw`, with timings;
+``MVSIM_BOX2D_RAW=0`` or ``raw_access=False`` turns it off).
 
-=====================  ====================  ===================
-per body               raw view (default)    plain API
-=====================  ====================  ===================
-``read_states``        0.11 µs (11 µs/100)   1.2 µs
-``apply``              0.14 µs               0.36 µs
-``set_velocities``     0.22 µs               1.16 µs
-=====================  ====================  ===================
-
-:meth:`Bodies.update_grid_obstacles` with 100 vehicles on a 400×400 grid: ~8 µs when no vehicle changed cell, ~25 µs
-when one did.
-
-Collision flags (:meth:`Bodies.collisions`) need every contact of every body each step; through pybox2d that is ~1 µs
-per contact plus ~7 µs per ``b2Distance`` for the threshold test (5 vehicles in a corridor: 35 µs, 115 µs with the
-default 3 cm threshold). A numba kernel walks Box2D's contact lists in memory instead (offsets checked once against
-the API and ``b2Distance`` on a probe scene; same switch as above): ~3 µs, ~9 µs with the threshold; 100 vehicles
-pressed against grid walls (3200 contacts): 20 µs / 210 µs instead of 5 ms.
+Collision flags (:meth:`Bodies.collisions`) come from a compiled walk over Box2D's contact lists, under the same switch
+(:mod:`.collision_flags`, with timings).
 
 Box2D objects live as long as their ``b2World``: keep the :class:`Bodies` alive while using any body, fixture or joint
 taken from it (pybox2d crashes on a dangling one).
@@ -66,20 +42,36 @@ taken from it (pybox2d crashes on a dangling one).
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import Box2D
 import numpy as np
-from numba import njit
 
-import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
+from mvsim_core.dynamics.box2d_raw import (
+    AWAKE_FLAG,
+    MEM_HI,
+    MEM_LO,
+    OFF_F,
+    OFF_T,
+    OFF_V,
+    OFF_W,
+    READ_COLS,
+    apply_raw,
+    body_address,
+    memory,
+    raw_layout_ok,
+    read_raw_states,
+)
+from mvsim_core.dynamics.collision_flags import collision_flags_api, collision_flags_raw, raw_contacts_ok
+from mvsim_core.dynamics.convex_pieces import convex_pieces
+from mvsim_core.dynamics.grid_obstacles import GridObstacles
 from mvsim_core.errors import MvsimError
+from mvsim_core.geometry.polygons import signed_area
 from mvsim_core.objects.joint import JointType
 
 if TYPE_CHECKING:
@@ -87,160 +79,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mvsim_core.dynamics")
 
-MAX_POLYGON_VERTICES = int(Box2D.b2_maxPolygonVertices)
-"""Most vertices one Box2D polygon takes in this binding (16; upstream's fork 12, stock Box2D 8)."""
-DEGENERATE_AREA = 1e-6
-"""m²: polygons with less area become a :data:`TINY_BOX_HALF` box."""
-TINY_BOX_HALF = 0.005
-"""m: half side of the stand-in box of a degenerate polygon."""
-
 CHASSIS_FRICTION, CHASSIS_RESTITUTION = 0.0, 0.01
 WHEEL_FRICTION, WHEEL_RESTITUTION = 0.5, 0.05
 PLANE_FRICTION, PLANE_RESTITUTION = 0.2, 0.01
 WHEEL_YAW_TOLERANCE = 1e-3
 """rad: :meth:`Bodies.set_wheel_yaws` rebuilds a wheel box only when its yaw moved more than this."""
-GRID_OCCUPIED = 0.5
-"""Cells whose occupancy probability is above this are obstacles."""
-GRID_HALF_WIDTH = 0.5
-"""Obstacle square half-width in cells (upstream 0.4, which leaves 0.2-cell gaps between neighbouring cells)."""
-GRID_RADIUS_FACTOR = 1.5
-"""Neighbourhood radius = this x the body's max radius + one cell (upstream's scan range is 1.5 x max radius)."""
-
-_AWAKE_FLAG = 0x0002  # b2Body::e_awakeFlag
 
 
-# ---------------------------------------------------------------------------------------------------- polygons
-def _cross(o: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
-    return float((a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]))
-
-
-def signed_area(poly: np.ndarray) -> float:
-    """Signed area (m²) of a polygon (P×2), positive when counter-clockwise."""
-    x, y = poly[:, 0], poly[:, 1]
-    return 0.5 * float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))
-
-
-def _clean(poly: np.ndarray) -> np.ndarray:
-    """Counter-clockwise copy without repeated points and without vertices on a straight line between neighbours."""
-    p = np.asarray(poly, dtype=np.float64).reshape(-1, 2)
-    if signed_area(p) < 0:
-        p = p[::-1]
-    scale = max(float(np.ptp(p, axis=0).max()) if len(p) else 0.0, 1e-12)
-    pts = [q for q in p]
-    changed = True
-    while changed and len(pts) >= 3:
-        changed = False
-        out: list[np.ndarray] = []
-        n = len(pts)
-        for i in range(n):
-            a, b, c = pts[i - 1], pts[i], pts[(i + 1) % n]
-            if np.hypot(*(b - a)) <= 1e-9 * scale or abs(_cross(a, b, c)) <= 1e-12 * scale * scale:
-                changed = True
-                pts = out + pts[i + 1:]  # drop b, rescan
-                break
-            out.append(b)
-    return np.array(pts, dtype=np.float64).reshape(-1, 2)
-
-
-def _is_convex(poly: np.ndarray) -> bool:
-    n = len(poly)
-    return n >= 3 and all(_cross(poly[i - 1], poly[i], poly[(i + 1) % n]) > 0 for i in range(n))
-
-
-def _in_triangle(p: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> bool:
-    """Point in the closed counter-clockwise triangle abc."""
-    return _cross(a, b, p) >= 0 and _cross(b, c, p) >= 0 and _cross(c, a, p) >= 0
-
-
-def _ear_clip(poly: np.ndarray) -> list[list[int]] | None:
-    """Triangles (vertex indices, CCW) of a simple CCW polygon, or None when no ear is found (self-intersecting)."""
-    idx = list(range(len(poly)))
-    tris: list[list[int]] = []
-    while len(idx) > 3:
-        m = len(idx)
-        for k in range(m):
-            ia, ib, ic = idx[k - 1], idx[k], idx[(k + 1) % m]
-            a, b, c = poly[ia], poly[ib], poly[ic]
-            if _cross(a, b, c) <= 0:
-                continue
-            if any(_in_triangle(poly[j], a, b, c) for j in idx if j not in (ia, ib, ic)):
-                continue
-            tris.append([ia, ib, ic])
-            del idx[k]
-            break
-        else:
-            return None
-    tris.append(idx)
-    return tris
-
-
-def _merge_pieces(poly: np.ndarray, pieces: list[list[int]], max_vertices: int) -> list[list[int]]:
-    """Greedily merge pieces that share an edge while the union stays convex and within ``max_vertices``."""
-    merged = True
-    while merged:
-        merged = False
-        for i in range(len(pieces)):
-            p = pieces[i]
-            edges_p = {(p[k], p[(k + 1) % len(p)]): k for k in range(len(p))}
-            for j in range(i + 1, len(pieces)):
-                q = pieces[j]
-                for kq in range(len(q)):
-                    u, v = q[kq], q[(kq + 1) % len(q)]
-                    kp = edges_p.get((v, u))
-                    if kp is None:
-                        continue
-                    # p has v -> u at kp; walk p from u around to v, then q strictly between v and u
-                    start = (kp + 1) % len(p)
-                    walk_p = [p[(start + t) % len(p)] for t in range(len(p))]  # u ... v
-                    walk_q = [q[(kq + 1 + t) % len(q)] for t in range(1, len(q) - 1)]  # after v ... before u
-                    cand = walk_p + walk_q
-                    if len(cand) <= max_vertices and _is_convex(poly[cand]):
-                        pieces[i] = cand
-                        del pieces[j]
-                        merged = True
-                        break
-                if merged:
-                    break
-            if merged:
-                break
-    return pieces
-
-
-def convex_pieces(poly: np.ndarray, max_vertices: int = MAX_POLYGON_VERTICES) -> list[np.ndarray]:
-    """Split a simple polygon (P×2, m, any orientation) into convex CCW pieces of at most ``max_vertices``.
-
-    Convex input: one piece, or a fan of pieces sharing vertex 0 when it has too many vertices. Non-convex input: ear
-    clipping, then neighbouring triangles merged while convex. The pieces tile the polygon (same total area).
-    Self-intersecting input falls back to the convex hull (logged). Degenerate input (|area| < 1e-6 m²) gives a
-    1 cm box at the vertex mean.
-    """
-    if max_vertices < 3:
-        raise ValueError("max_vertices must be at least 3")
-    raw = np.asarray(poly, dtype=np.float64).reshape(-1, 2)
-    p = _clean(raw)
-    if len(p) < 3 or abs(signed_area(p)) < DEGENERATE_AREA:
-        c = raw.mean(axis=0) if len(raw) else np.zeros(2)
-        h = TINY_BOX_HALF
-        return [c + np.array([[-h, -h], [h, -h], [h, h], [-h, h]])]
-    if _is_convex(p):
-        n = len(p)
-        if n <= max_vertices:
-            return [p]
-        pieces = []
-        k = 1
-        while k < n - 1:
-            pieces.append(p[[0, *range(k, min(k + max_vertices - 1, n))]])
-            k += max_vertices - 2
-        return pieces
-    tris = _ear_clip(p)
-    if tris is None:
-        from mvsim_core.io.meshes import convex_hull_2d
-
-        log.warning("polygon with %d vertices is self-intersecting; using its convex hull for collisions", len(p))
-        return convex_pieces(convex_hull_2d(p), max_vertices)
-    return [p[idx] for idx in _merge_pieces(p, tris, max_vertices) if signed_area(p[idx]) > 1e-12]
-
-
+# ---------------------------------------------------------------------------------------------------- fixtures
 def _add_polygon(body: Any, poly: np.ndarray, *, mass: float | None, friction: float, restitution: float,
                  user_data: Any = None) -> list[Any]:
     """Fixtures for ``poly`` (body frame, m) on ``body``; ``mass`` (kg) spread over their area, None = static."""
@@ -260,336 +106,6 @@ def _add_polygon(body: Any, poly: np.ndarray, *, mass: float | None, friction: f
     return out
 
 
-# ---------------------------------------------------------------------------------------------------- raw access
-# float32 offsets inside b2Body (Box2D 2.3.x, this binding): m_xf.p (3, 4), m_xf.q (sin 5, cos 6),
-# m_sweep.localCenter (7, 8), m_sweep.a (14), m_linearVelocity (16, 17), m_angularVelocity (18), m_force (19, 20),
-# m_torque (21); m_flags is the uint16 at byte 4, read as the low half of the int32 there (little-endian).
-_OFF_P, _OFF_Q, _OFF_LC, _OFF_A, _OFF_V, _OFF_W, _OFF_F, _OFF_T = 3, 5, 7, 14, 16, 18, 19, 21
-_READ_COLS = np.array([_OFF_P, _OFF_P + 1, _OFF_Q, _OFF_Q + 1, _OFF_LC, _OFF_LC + 1, _OFF_A, _OFF_V, _OFF_V + 1,
-                       _OFF_W])
-_STRUCT_FLOATS = 24
-_raw_layout: bool | None = None
-
-
-def _address(body: Any) -> int:
-    return int(body.this)
-
-
-def _floats_at(addr: int, n: int) -> np.ndarray:
-    return np.frombuffer((ctypes.c_float * n).from_address(addr), dtype=np.float32)
-
-
-def raw_layout_ok() -> bool:
-    """Whether ``b2Body`` structs have the layout the raw view expects (checked once, on a probe body)."""
-    global _raw_layout
-    if _raw_layout is None:
-        try:
-            _raw_layout = _probe_layout()
-        except Exception:  # noqa: BLE001 - any surprise means: use the API
-            _raw_layout = False
-        if not _raw_layout:
-            log.info("Box2D body layout not recognised; using the plain pybox2d API for body states")
-    return _raw_layout
-
-
-def _probe_layout() -> bool:
-    w = Box2D.b2World(gravity=(0, 0))
-    b = w.CreateDynamicBody(position=(1.25, -2.5), angle=0.75)
-    b.CreatePolygonFixture(box=(0.5, 0.25, (0.375, -0.125), 0.0), density=2.0)
-    b.linearVelocity = (3.5, -4.25)
-    b.angularVelocity = 0.625
-    b.ApplyForceToCenter((7.5, -8.5), True)
-    b.ApplyTorque(9.5, True)
-    addr = _address(b)
-    m = _floats_at(addr, _STRUCT_FLOATS).astype(np.float64)
-    flags = int(np.frombuffer((ctypes.c_int32 * 2).from_address(addr), dtype=np.int32)[1])  # m_flags word
-    lc = b.localCenter
-    expect = {_OFF_P: 1.25, _OFF_P + 1: -2.5, _OFF_Q: math.sin(0.75), _OFF_Q + 1: math.cos(0.75), _OFF_LC: lc.x,
-              _OFF_LC + 1: lc.y, _OFF_A: 0.75, _OFF_V: 3.5, _OFF_V + 1: -4.25, _OFF_W: 0.625, _OFF_F: 7.5,
-              _OFF_F + 1: -8.5, _OFF_T: 9.5}
-    ok = all(abs(m[k] - v) < 1e-6 for k, v in expect.items()) and bool(flags & _AWAKE_FLAG)
-    b.awake = False
-    flags = int(np.frombuffer((ctypes.c_int32 * 2).from_address(addr), dtype=np.int32)[1])
-    ok = ok and not flags & _AWAKE_FLAG
-    # a force written into the struct must act as ApplyForceToCenter does
-    b.awake = True
-    b2 = w.CreateDynamicBody(position=(10.0, 0.0))
-    b2.CreatePolygonFixture(box=(0.5, 0.5), density=1.0)
-    b3 = w.CreateDynamicBody(position=(20.0, 0.0))
-    b3.CreatePolygonFixture(box=(0.5, 0.5), density=1.0)
-    _floats_at(_address(b2), _STRUCT_FLOATS)[_OFF_F] += 4.0
-    b3.ApplyForceToCenter((4.0, 0.0), True)
-    w.Step(0.01, 8, 3)
-    ok = ok and abs(b2.linearVelocity.x - b3.linearVelocity.x) < 1e-9 and b2.linearVelocity.x > 0
-    del b, b2, b3, w
-    return ok
-
-
-# ---------------------------------------------------------------------------------------------------- raw contacts
-# Collision flags need every contact of every body each step: ~1 µs per contact through pybox2d (plus ~7 µs for a
-# b2Distance), so they are read by a compiled walk over Box2D's own lists instead. Byte offsets (Box2D 2.3.x, 64-bit;
-# checked against the API on a probe scene before use): b2Body::m_xf 12, m_contactList 136; b2ContactEdge::other 0,
-# contact 8, next 24; b2Contact::m_flags 8 (touching = 2), m_fixtureA 96, m_fixtureB 104; b2Fixture::m_body 16,
-# m_shape 24, m_isSensor 58; b2PolygonShape: m_type 8 (polygon = 2), m_radius 12, m_vertices 24, m_count 280.
-_B_XF, _B_CONTACTS = 12, 136
-_E_OTHER, _E_CONTACT, _E_NEXT = 0, 8, 24
-_C_FLAGS, _C_FA, _C_FB = 8, 96, 104
-_F_BODY, _F_SHAPE, _F_SENSOR = 16, 24, 58
-_S_TYPE, _S_RADIUS, _S_VERTS, _S_COUNT = 8, 12, 24, 280
-_TOUCHING, _POLYGON = 2, 2
-_MEM_LO, _MEM_HI = 1 << 12, 1 << 48
-_mem: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
-_raw_contacts: bool | None = None
-
-
-def _memory() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Views of the process's address space [4 KiB, 256 TiB) as bytes, int32, float32 and int64 (nothing is read
-    until indexed; element i of the k-byte view is the k-byte value at address 4096 + k*i)."""
-    global _mem
-    if _mem is None:
-        buf = (ctypes.c_uint8 * (_MEM_HI - _MEM_LO)).from_address(_MEM_LO)
-        _mem = tuple(np.frombuffer(buf, dtype=t) for t in (np.uint8, np.int32, np.float32, np.int64))
-    return _mem
-
-
-@njit(cache=True)
-def _ptr(m64: np.ndarray, a: int) -> int:
-    return m64[(a - _MEM_LO) >> 3]
-
-
-@njit(cache=True)
-def _i32(m32: np.ndarray, a: int) -> int:
-    return m32[(a - _MEM_LO) >> 2]
-
-
-@njit(cache=True)
-def _f32(mf: np.ndarray, a: int) -> float:
-    return mf[(a - _MEM_LO) >> 2]
-
-
-@njit(cache=True)
-def _valid(p: int) -> bool:
-    return _MEM_LO <= p < _MEM_HI - 512 and p % 8 == 0
-
-
-@njit(cache=True)
-def _world_polygon(m32: np.ndarray, mf: np.ndarray, m64: np.ndarray, fixture: int,
-                   out: np.ndarray) -> tuple[int, float]:
-    """Vertices (world frame) of a polygon fixture into ``out``; (count, skin radius), count -1 if not a polygon."""
-    body = _ptr(m64, fixture + _F_BODY)
-    shape = _ptr(m64, fixture + _F_SHAPE)
-    if not (_valid(body) and _valid(shape)) or _i32(m32, shape + _S_TYPE) != _POLYGON:
-        return -1, 0.0
-    n = _i32(m32, shape + _S_COUNT)
-    if n < 3 or n > out.shape[0]:
-        return -1, 0.0
-    px, py = _f32(mf, body + _B_XF), _f32(mf, body + _B_XF + 4)
-    sn, cs = _f32(mf, body + _B_XF + 8), _f32(mf, body + _B_XF + 12)
-    for i in range(n):
-        vx, vy = _f32(mf, shape + _S_VERTS + 8 * i), _f32(mf, shape + _S_VERTS + 8 * i + 4)
-        out[i, 0] = px + cs * vx - sn * vy
-        out[i, 1] = py + sn * vx + cs * vy
-    return n, _f32(mf, shape + _S_RADIUS)
-
-
-@njit(cache=True)
-def _max_separation(a: np.ndarray, na: int, b: np.ndarray, nb: int) -> float:
-    """Largest separation of b's vertices from a's edges (CCW a; > 0: a separating axis exists)."""
-    best = -1e300
-    for i in range(na):
-        x0, y0 = a[i, 0], a[i, 1]
-        j = i + 1 if i + 1 < na else 0
-        ex, ey = a[j, 0] - x0, a[j, 1] - y0
-        ln = math.sqrt(ex * ex + ey * ey)
-        if ln == 0.0:
-            continue
-        nx, ny = ey / ln, -ex / ln
-        m = 1e300
-        for k in range(nb):
-            d = nx * (b[k, 0] - x0) + ny * (b[k, 1] - y0)
-            if d < m:
-                m = d
-        if m > best:
-            best = m
-    return best
-
-
-@njit(cache=True)
-def _vertex_edge_distance(a: np.ndarray, na: int, b: np.ndarray, nb: int) -> float:
-    """Smallest distance from a vertex of a to an edge of b."""
-    best = 1e300
-    for i in range(nb):
-        x0, y0 = b[i, 0], b[i, 1]
-        j = i + 1 if i + 1 < nb else 0
-        ex, ey = b[j, 0] - x0, b[j, 1] - y0
-        ee = ex * ex + ey * ey
-        for k in range(na):
-            px, py = a[k, 0] - x0, a[k, 1] - y0
-            t = 0.0 if ee == 0.0 else min(1.0, max(0.0, (px * ex + py * ey) / ee))
-            dx, dy = px - t * ex, py - t * ey
-            d = dx * dx + dy * dy
-            if d < best:
-                best = d
-    return math.sqrt(best)
-
-
-@njit(cache=True)
-def polygon_distance(a: np.ndarray, na: int, b: np.ndarray, nb: int, cutoff: float = math.inf) -> float:
-    """Distance (m) between two convex CCW polygons (first na / nb rows of a / b), 0 when they overlap. When their
-    bounding boxes are ``cutoff`` or more apart, that gap (a lower bound, >= cutoff) is returned instead."""
-    gap = max(a[:na, 0].min() - b[:nb, 0].max(), b[:nb, 0].min() - a[:na, 0].max(),
-              a[:na, 1].min() - b[:nb, 1].max(), b[:nb, 1].min() - a[:na, 1].max())
-    if gap >= cutoff:
-        return gap
-    if max(_max_separation(a, na, b, nb), _max_separation(b, nb, a, na)) <= 0.0:
-        return 0.0
-    return min(_vertex_edge_distance(a, na, b, nb), _vertex_edge_distance(b, nb, a, na))
-
-
-@njit(cache=True)
-def _collision_flags(m8: np.ndarray, m32: np.ndarray, mf: np.ndarray, m64: np.ndarray, bodies: np.ndarray,
-                     threshold: float, out: np.ndarray) -> int:
-    """out[k] = body k has a contact between non-sensor fixtures that is touching or, for polygons, whose distance
-    (skins included) is below ``threshold``. Returns 0, or -1 on a pointer that cannot be right."""
-    pa = np.empty((16, 2))
-    pb = np.empty((16, 2))
-    for k in range(bodies.size):
-        hit = False
-        if not _valid(bodies[k]):
-            return -1
-        e = _ptr(m64, bodies[k] + _B_CONTACTS)
-        guard = 0
-        while e != 0 and not hit:
-            c = _ptr(m64, e + _E_CONTACT) if _valid(e) else 0
-            if not _valid(c):
-                return -1
-            fa, fb = _ptr(m64, c + _C_FA), _ptr(m64, c + _C_FB)
-            if not (_valid(fa) and _valid(fb)):
-                return -1
-            if m8[fa + _F_SENSOR - _MEM_LO] == 0 and m8[fb + _F_SENSOR - _MEM_LO] == 0:
-                if _i32(m32, c + _C_FLAGS) & _TOUCHING:
-                    hit = True
-                elif threshold > 0.0:
-                    na, ra = _world_polygon(m32, mf, m64, fa, pa)
-                    nb, rb = _world_polygon(m32, mf, m64, fb, pb)
-                    if na > 0 and nb > 0:
-                        reach = threshold + ra + rb
-                        hit = polygon_distance(pa, na, pb, nb, reach) < reach
-            e = _ptr(m64, e + _E_NEXT)
-            guard += 1
-            if guard > 10_000_000:
-                return -1
-        out[k] = hit
-    return 0
-
-
-def raw_contacts_ok() -> bool:
-    """Whether the compiled contact walk reads this binding's structs right (checked once, on a probe scene)."""
-    global _raw_contacts
-    if _raw_contacts is None:
-        try:
-            _raw_contacts = _probe_contacts()
-        except Exception:  # noqa: BLE001 - any surprise means: use the API
-            _raw_contacts = False
-        if not _raw_contacts:
-            log.info("Box2D contact layout not recognised; collision flags go through the pybox2d API")
-    return _raw_contacts
-
-
-def _probe_contacts() -> bool:
-    mem = _memory()
-    m8, m32, mf, m64 = mem
-
-    def ptr(a: int) -> int:
-        return int(m64[(a - _MEM_LO) >> 3])
-
-    # a: near misses only (cores 3.5 cm and 12 cm away; skins 1 cm each) and an overlapping sensor;
-    # b: touching a wall; s: the static body holding the other fixtures
-    w = Box2D.b2World(gravity=(0, 0))
-    a = w.CreateDynamicBody(position=(0.25, -0.5), angle=0.2)
-    fa = a.CreatePolygonFixture(box=(0.5, 0.4), density=1.0)
-    s = w.CreateStaticBody(position=(0.5, 0.25), angle=-0.3)
-    fixtures = []
-    for gap in (0.035, -0.12):
-        x = (0.5 + abs(gap) + 0.05) * math.copysign(1.0, gap)
-        centre = s.GetLocalPoint(a.GetWorldPoint((x, 0.0)))
-        fixtures.append(s.CreatePolygonFixture(box=(0.05, 0.3, tuple(centre), 0.5)))
-    sensor = s.CreatePolygonFixture(box=(0.3, 0.3, tuple(s.GetLocalPoint(a.position)), 0.0))
-    sensor.sensor = True
-    b = w.CreateDynamicBody(position=(10.0, 0.0))
-    b.CreatePolygonFixture(vertices=[(0.0, 0.0), (1.0, 0.0), (0.5, 0.8)], density=1.0)
-    s.CreatePolygonFixture(box=(0.5, 0.5, tuple(s.GetLocalPoint((10.5, -0.5))), 0.0))
-    w.Step(0.001, 8, 3)
-    edges = {int(ed.this): ed for ed in a.contacts}  # pybox2d lists them in its own order
-    walked, e = [], ptr(_address(a) + _B_CONTACTS)
-    while e in edges and e not in walked:
-        walked.append(e)
-        e = ptr(e + _E_NEXT)
-    if len(edges) < 3 or e != 0 or set(walked) != set(edges):
-        return False
-    for ea, ed in edges.items():
-        c = ed.contact
-        ca = int(c.this)
-        if (ptr(ea + _E_OTHER), ptr(ea + _E_CONTACT)) != (int(ed.other.this), ca):
-            return False
-        if bool(int(m32[(ca + _C_FLAGS - _MEM_LO) >> 2]) & _TOUCHING) != c.touching:
-            return False
-        if (ptr(ca + _C_FA), ptr(ca + _C_FB)) != (int(c.fixtureA.this), int(c.fixtureB.this)):
-            return False
-    for f in (fa, *fixtures, sensor):
-        fp = int(f.this)
-        if (ptr(fp + _F_BODY), ptr(fp + _F_SHAPE)) != (int(f.body.this), int(f.shape.this)):
-            return False
-        if bool(m8[fp + _F_SENSOR - _MEM_LO]) != f.sensor:
-            return False
-        out = np.empty((16, 2))
-        n, r = _world_polygon(m32, mf, m64, fp, out)
-        want = np.array([tuple(f.body.GetWorldPoint(v)) for v in f.shape.vertices])
-        if n != len(want) or abs(r - f.shape.radius) > 1e-7 or not np.allclose(out[:n], want, atol=1e-5):
-            return False
-    # distances and flags as pybox2d computes them
-    for f in fixtures:
-        pa_, pb_ = np.empty((16, 2)), np.empty((16, 2))
-        na, ra = _world_polygon(m32, mf, m64, int(fa.this), pa_)
-        nb, rb = _world_polygon(m32, mf, m64, int(f.this), pb_)
-        d = Box2D.b2Distance(shapeA=fa.shape, idxA=0, shapeB=f.shape, idxB=0, transformA=a.transform,
-                             transformB=s.transform, useRadii=True).distance
-        if abs(max(polygon_distance(pa_, na, pb_, nb) - ra - rb, 0.0) - d) > 1e-4:
-            return False
-    flags = np.zeros(3, dtype=np.bool_)
-    expect = {0.0: [False, True, True], 0.01: [False, True, True], 0.05: [True, True, True]}
-    for thr, want in expect.items():
-        if _collision_flags(*mem, np.array([_address(x) for x in (a, b, s)], dtype=np.int64), thr, flags) != 0:
-            return False
-        if flags.tolist() != want or _collision_flags_api(w, {a: 0, b: 1, s: 2}, thr) != want:
-            return False
-    return True
-
-
-def _collision_flags_api(b2world: Any, index: dict[Any, int], threshold: float) -> list[bool]:
-    """The pybox2d-API version of :func:`_collision_flags` for the bodies in ``index`` (body -> slot)."""
-    out = [False] * len(index)
-    keys = {int(b.this): k for b, k in index.items()}
-    for c in b2world.contacts:
-        fa, fb = c.fixtureA, c.fixtureB
-        if fa.sensor or fb.sensor:
-            continue
-        ba, bb = fa.body, fb.body
-        ka, kb = keys.get(int(ba.this)), keys.get(int(bb.this))
-        if not ((ka is not None and not out[ka]) or (kb is not None and not out[kb])):
-            continue
-        hit = c.touching
-        if not hit and threshold > 0:
-            d = Box2D.b2Distance(shapeA=fa.shape, idxA=c.childIndexA, shapeB=fb.shape, idxB=c.childIndexB,
-                                 transformA=ba.transform, transformB=bb.transform, useRadii=True)
-            hit = d.distance < threshold
-        if hit:
-            for k in (ka, kb):
-                if k is not None:
-                    out[k] = True
-    return out
-
-
 @dataclass
 class _Batch:
     """Pre-computed lookups for one ordered list of names."""
@@ -601,41 +117,6 @@ class _Batch:
     read_idx: np.ndarray | None = None  # (n, 10)
     flag_idx: np.ndarray | None = None  # int32 index of the word holding m_flags (low half, little-endian)
     lc: np.ndarray | None = None  # (n, 2) local COM, plain path
-
-
-@dataclass
-class GridObstacles:
-    """The obstacle fixtures of one occupancy grid.
-
-    Attributes:
-        element: the ``OccupancyGrid`` element.
-        body: its static Box2D body (world frame).
-        occupied: flat bool array over cells ``iy * nx + ix``, occupancy > 0.5.
-        nx, ny, resolution, x_min, y_min: the grid's geometry (cells, m).
-        friction, restitution: of the obstacle fixtures.
-        fixtures: flat cell index -> square fixture (the union of the ``near`` sets).
-    """
-
-    element: Any
-    body: Any
-    occupied: np.ndarray
-    nx: int
-    ny: int
-    resolution: float
-    x_min: float
-    y_min: float
-    friction: float
-    restitution: float
-    stencils: list[np.ndarray] = field(default_factory=list)  # per moving body: (K, 2) cell offsets (dx, dy)
-    last_cells: np.ndarray | None = None  # (n, 2) cell (ix, iy) of each moving body at the last update
-    near: list[set[int]] = field(default_factory=list)  # per moving body: occupied cells in its neighbourhood
-    refcount: dict[int, int] = field(default_factory=dict)  # cell -> number of bodies it is near
-    fixtures: dict[int, Any] = field(default_factory=dict)
-
-    def cell_center(self, k: int) -> tuple[float, float]:
-        """World (x, y) of flat cell ``k`` (m)."""
-        iy, ix = divmod(k, self.nx)
-        return self.x_min + (ix + 0.5) * self.resolution, self.y_min + (iy + 0.5) * self.resolution
 
 
 # ---------------------------------------------------------------------------------------------------- bodies
@@ -655,7 +136,7 @@ class Bodies:
         grids: the occupancy grids' obstacle state, in element order.
         max_radius: body name -> largest distance of a fixture vertex from the body origin (m).
         moving: names of the dynamic bodies (vehicles, then dynamic blocks), the ones grid obstacles follow.
-        raw: whether body states go through the raw ``b2Body`` view (see the module docstring).
+        raw: whether body states go through the raw ``b2Body`` view (:mod:`.box2d_raw`).
         velocity_iterations, position_iterations: Box2D solver iterations used by :meth:`step`.
     """
 
@@ -719,11 +200,11 @@ class Bodies:
         self._collision_order = [*self.vehicle_bodies, *self._block_names]
         self._contact_addrs: np.ndarray | None = None
         if self.raw and raw_contacts_ok():
-            self._contact_addrs = np.array([_address(b) for b in self._contact_bodies], dtype=np.int64)
+            self._contact_addrs = np.array([body_address(b) for b in self._contact_bodies], dtype=np.int64)
 
         for el in world.elements:
             if isinstance(el, OccupancyGrid):
-                self.grids.append(self._make_grid(el))
+                self.grids.append(GridObstacles.build(self.b2world, el, [self.max_radius[n] for n in self.moving]))
         self.update_grid_obstacles()
 
     # ------------------------------------------------------------------ building
@@ -829,37 +310,14 @@ class Bodies:
                         name)
         return body
 
-    def _make_grid(self, el: Any) -> GridObstacles:
-        g = el.grid
-        body = self.b2world.CreateStaticBody(position=(0.0, 0.0))
-        go = GridObstacles(element=el, body=body, occupied=(g.occupancy > GRID_OCCUPIED).ravel(), nx=g.nx, ny=g.ny,
-                           resolution=g.resolution, x_min=g.x_min, y_min=g.y_min,
-                           friction=float(el.params["lateral_friction"]),
-                           restitution=float(el.params["restitution"]))
-        res = g.resolution
-        cache: dict[int, np.ndarray] = {}
-        for name in self.moving:
-            # cells whose centre is within r of the body: searched around the body's cell, so widened by half a
-            # cell diagonal (the body may sit anywhere in its cell)
-            reach = GRID_RADIUS_FACTOR * self.max_radius[name] + res + res * math.sqrt(0.5)
-            n = int(math.ceil(reach / res))
-            key = int(round(reach / res * 1e6))
-            if key not in cache:
-                d = np.arange(-n, n + 1)
-                dx, dy = np.meshgrid(d, d, indexing="xy")
-                keep = np.hypot(dx, dy) * res <= reach
-                cache[key] = np.column_stack([dx[keep], dy[keep]]).astype(np.int64)
-            go.stencils.append(cache[key])
-            go.near.append(set())
-        return go
-
     # ------------------------------------------------------------------ raw view
     def _make_raw_view(self) -> bool:
         """Point the float32 / int32 views of the address space at the bodies (False if an address is unusable)."""
         bodies = [*self.vehicle_bodies.values(), *self.block_bodies.values()]
-        if not bodies or not all(_MEM_LO <= _address(b) < _MEM_HI - 512 and _address(b) % 8 == 0 for b in bodies):
+        if not bodies or not all(MEM_LO <= body_address(b) < MEM_HI - 512 and body_address(b) % 8 == 0
+                                 for b in bodies):
             return False
-        _, self._i32, self._f32, _ = _memory()
+        _, self._i32, self._f32, _ = memory()
         return True
 
     def _body(self, name: str) -> Any:
@@ -882,9 +340,9 @@ class Bodies:
         dynamic = np.array([bd.type == Box2D.b2_dynamicBody for bd in bodies], dtype=bool)
         b = _Batch(names=key, bodies=bodies, dynamic=dynamic)
         if self.raw:
-            base = (np.array([_address(bd) for bd in bodies], dtype=np.int64) - _MEM_LO) // 4
+            base = (np.array([body_address(bd) for bd in bodies], dtype=np.int64) - MEM_LO) // 4
             b.base = base
-            b.read_idx = base[:, None] + _READ_COLS[None, :]
+            b.read_idx = base[:, None] + READ_COLS[None, :]
             b.flag_idx = base + 1
         else:
             b.lc = np.array([self._local_center.get(n, np.zeros(2)) for n in key], dtype=np.float64).reshape(-1, 2)
@@ -900,7 +358,7 @@ class Bodies:
         b = self._batch(names)
         if self.raw:
             out = np.empty((len(b.bodies), 6))
-            _read_raw_states(self._f32, b.read_idx, out)
+            read_raw_states(self._f32, b.read_idx, out)
             return out
         else:
             rows = []
@@ -925,13 +383,13 @@ class Bodies:
         b = self._batch(name_order)
         fx, fy, tq = _per_body(len(b.bodies), fx, fy, torque)
         if self.raw:
-            if _apply_raw(self._f32, self._i32, b.base, b.flag_idx, b.dynamic, fx, fy, tq):
+            if apply_raw(self._f32, self._i32, b.base, b.flag_idx, b.dynamic, fx, fy, tq):
                 return
             direct = self._direct_mask(b)
             base = b.base[direct]
-            self._f32[base + _OFF_F] += fx[direct]
-            self._f32[base + _OFF_F + 1] += fy[direct]
-            self._f32[base + _OFF_T] += tq[direct]
+            self._f32[base + OFF_F] += fx[direct]
+            self._f32[base + OFF_F + 1] += fy[direct]
+            self._f32[base + OFF_T] += tq[direct]
             for i in np.flatnonzero(~direct):
                 bd = b.bodies[i]
                 bd.ApplyForceToCenter((float(fx[i]), float(fy[i])), True)
@@ -953,9 +411,9 @@ class Bodies:
             cvx, cvy = vx - w * dy, vy + w * dx
             direct = self._direct_mask(b)
             base = b.base[direct]
-            self._f32[base + _OFF_V] = cvx[direct]
-            self._f32[base + _OFF_V + 1] = cvy[direct]
-            self._f32[base + _OFF_W] = w[direct]
+            self._f32[base + OFF_V] = cvx[direct]
+            self._f32[base + OFF_V + 1] = cvy[direct]
+            self._f32[base + OFF_W] = w[direct]
             for i in np.flatnonzero(~direct):
                 bd = b.bodies[i]
                 bd.linearVelocity = (float(cvx[i]), float(cvy[i]))
@@ -970,7 +428,7 @@ class Bodies:
 
     def _direct_mask(self, b: _Batch) -> np.ndarray:
         """Bodies whose struct may be written directly: dynamic and awake."""
-        awake = (self._i32[b.flag_idx] & _AWAKE_FLAG) != 0
+        awake = (self._i32[b.flag_idx] & AWAKE_FLAG) != 0
         return awake & b.dynamic
 
     def _set_velocity_api(self, body: Any, vx: float, vy: float, w: float) -> None:
@@ -1033,47 +491,15 @@ class Bodies:
         a 50-ray scan of range 1.5 x max radius; a full neighbourhood is simpler and at least as correct (a scan can
         miss cells between rays or behind the first hit).
 
-        Cost: the cell of every moving body is compared with the last call's; when none changed cell the call
-        returns after a few numpy operations (~8 µs for 100 vehicles); each body that changed cell costs one numpy
-        gather of its neighbourhood (~15 µs at 0.1 m cells) and Box2D calls only for the cells that enter or leave
-        the union of all neighbourhoods (reference-counted per cell).
+        Cost: ~8 µs for 100 vehicles when no body changed cell; each body that did costs one numpy gather of its
+        neighbourhood and Box2D calls only for the cells that enter or leave the union of all neighbourhoods
+        (:mod:`.grid_obstacles`).
         """
         if not self.grids or not self.moving:
             return
         pos = self._positions()
         for g in self.grids:
-            cells = np.floor((pos - (g.x_min, g.y_min)) / g.resolution).astype(np.int64)
-            if g.last_cells is None:
-                moved = range(len(cells))
-            elif np.array_equal(cells, g.last_cells):
-                continue
-            else:
-                moved = np.flatnonzero((cells != g.last_cells).any(axis=1)).tolist()
-            g.last_cells = cells
-            h = GRID_HALF_WIDTH * g.resolution
-            for k in moved:
-                idx = cells[k] + g.stencils[k]
-                ix, iy = idx[:, 0], idx[:, 1]
-                ok = (ix >= 0) & (ix < g.nx) & (iy >= 0) & (iy < g.ny)
-                lin = iy[ok] * g.nx + ix[ok]
-                new = set(lin[g.occupied[lin]].tolist())
-                old = g.near[k]
-                g.near[k] = new
-                for c in old - new:
-                    left = g.refcount[c] - 1
-                    if left:
-                        g.refcount[c] = left
-                    else:
-                        del g.refcount[c]
-                        g.body.DestroyFixture(g.fixtures.pop(c))
-                for c in new - old:
-                    if c in g.refcount:
-                        g.refcount[c] += 1
-                        continue
-                    g.refcount[c] = 1
-                    cx, cy = g.cell_center(c)
-                    g.fixtures[c] = g.body.CreatePolygonFixture(box=(h, h, (cx, cy), 0.0), friction=g.friction,
-                                                                restitution=g.restitution)
+            g.update(pos)
 
     # ------------------------------------------------------------------ stepping and contacts
     def step(self, dt: float) -> None:
@@ -1089,14 +515,14 @@ class Bodies:
         corridor, against ~35 µs through pybox2d, ~115 µs with a threshold and its b2Distance calls)."""
         if self._contact_addrs is not None:
             flags = np.zeros(len(self._contact_addrs), dtype=np.bool_)
-            if _collision_flags(*_memory(), self._contact_addrs, float(threshold), flags) == 0:
+            if collision_flags_raw(*memory(), self._contact_addrs, float(threshold), flags) == 0:
                 out = dict.fromkeys(self._block_names, False)
                 out.update(zip(self._contact_names, flags.tolist(), strict=True))
                 return {n: out[n] for n in self._collision_order}
             log.warning("unexpected Box2D contact data; collision flags go through the pybox2d API from now on")
             self._contact_addrs = None
         index = {b: k for k, b in enumerate(self._contact_bodies)}
-        flags_api = _collision_flags_api(self.b2world, index, float(threshold))
+        flags_api = collision_flags_api(self.b2world, index, float(threshold))
         out = dict.fromkeys(self._collision_order, False)
         out.update(zip(self._contact_names, flags_api, strict=True))
         return out
@@ -1122,38 +548,3 @@ def _wheel_box(w: Any, yaw: float) -> np.ndarray:
     c, s = math.cos(yaw), math.sin(yaw)
     loc = np.array([[-hx, -hy], [hx, -hy], [hx, hy], [-hx, hy]])
     return loc @ np.array([[c, s], [-s, c]]) + (w.x, w.y)
-
-
-@njit(cache=True)
-def _read_raw_states(f32: np.ndarray, read_idx: np.ndarray, out: np.ndarray) -> None:
-    """``read_states`` over the raw body structs: columns of ``read_idx`` as ``_READ_COLS`` (position, rotation
-    sine/cosine, local centre, angle, COM velocity, angular velocity); writes origin states (n×6)."""
-    for i in range(read_idx.shape[0]):
-        r = read_idx[i]
-        x, y = float(f32[r[0]]), float(f32[r[1]])
-        s, c = float(f32[r[2]]), float(f32[r[3]])
-        lx, ly = float(f32[r[4]]), float(f32[r[5]])
-        w = float(f32[r[9]])
-        dx = c * lx - s * ly  # origin -> COM, world frame
-        dy = s * lx + c * ly
-        out[i, 0] = x
-        out[i, 1] = y
-        out[i, 2] = float(f32[r[6]])
-        out[i, 3] = float(f32[r[7]]) + w * dy
-        out[i, 4] = float(f32[r[8]]) - w * dx
-        out[i, 5] = w
-
-
-@njit(cache=True)
-def _apply_raw(f32: np.ndarray, i32: np.ndarray, base: np.ndarray, flag_idx: np.ndarray, dynamic: np.ndarray,
-               fx: np.ndarray, fy: np.ndarray, tq: np.ndarray) -> bool:
-    """Add force and torque straight into the structs when every body is dynamic and awake (then True); otherwise
-    change nothing and return False (the caller takes the slower path that wakes bodies through the API)."""
-    for i in range(base.shape[0]):
-        if not dynamic[i] or (i32[flag_idx[i]] & _AWAKE_FLAG) == 0:
-            return False
-    for i in range(base.shape[0]):
-        f32[base[i] + _OFF_F] += fx[i]
-        f32[base[i] + _OFF_F + 1] += fy[i]
-        f32[base[i] + _OFF_T] += tq[i]
-    return True

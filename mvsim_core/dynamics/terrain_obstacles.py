@@ -35,8 +35,8 @@ This module does the same job with a few deliberate differences (:class:`Terrain
   vehicle placed over a step, or standing on ground that is a step for its neighbour; a cell skipped so is tried
   again at the next evaluation of its vehicle); existing squares stay while they face a vehicle, including while it
   touches them. Cells are reference-counted over vehicles (as the
-  occupancy-grid obstacles of :mod:`mvsim_core.dynamics.bodies`): a square disappears when no vehicle's band holds
-  it as a wall cell any more. The squares act on every body, as upstream's.
+  occupancy-grid obstacles of :mod:`mvsim_core.dynamics.grid_obstacles`): a square disappears when no vehicle's band
+  holds it as a wall cell any more. The squares act on every body, as upstream's.
 * **What is ground here.** The terrain's elevation maps, horizontal planes and other ground elements, and blocks
   without a Box2D body (intangible ones); blocks with a body already collide in Box2D and are left out.
 

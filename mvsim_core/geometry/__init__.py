@@ -1,1 +1,2 @@
-"""Geometry shared by every part of the simulator: rotations and poses (:mod:`.rotations`), polygons (:mod:`.polygons`)."""
+"""Geometry shared by every part of the simulator: rotations and poses (:mod:`.rotations`, compiled twins in
+:mod:`.rotation_kernels`) and polygons (:mod:`.polygons`)."""

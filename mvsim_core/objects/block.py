@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mvsim_core.errors import AssetError
+from mvsim_core.geometry.polygons import area, make_ccw
 from mvsim_core.objects.simulable import SIMULABLE_TAGS, SimulableSpec, parse_simulable
 from mvsim_core.objects.visual import Visual, parse_visuals
 from mvsim_core.xml.context import ParseContext
@@ -82,12 +83,6 @@ def _geometry_footprint(g: Geometry) -> np.ndarray:
     return np.array([[0, 0], [lx, 0], [lx, ly], [0, ly]], dtype=float)
 
 
-def polygon_area(poly: np.ndarray) -> float:
-    """Signed area (m²), positive for counter-clockwise vertices."""
-    x, y = poly[:, 0], poly[:, 1]
-    return 0.5 * float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))
-
-
 def parse_geometry(node: XmlNode, ctx: ParseContext) -> Geometry:
     """Read ``<geometry type="..." .../>``; sizes must be positive."""
     gtype = ctx.require_attr(node, "type")
@@ -124,12 +119,9 @@ def parse_shape(node: XmlNode, ctx: ParseContext, *, extra: dict[str, str] | Non
     if len(pts) < 3:
         raise ctx.error(node, f"<shape> needs at least 3 <pt>x y</pt> points, got {len(pts)}")
     poly = np.array(pts, dtype=float)
-    area = polygon_area(poly)
-    if abs(area) < 1e-12:
+    if area(poly) < 1e-12:
         raise ctx.error(node, "<shape> has zero area (its points are on one line); check the coordinates")
-    if area < 0:
-        poly = poly[::-1].copy()
-    return poly
+    return make_ccw(poly)
 
 
 @dataclass

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mvsim_core.geometry.polygons import triangulate_polygon
 from mvsim_core.geometry.rotations import rotations
 
 if TYPE_CHECKING:
@@ -160,51 +161,6 @@ def rgba(color: Any) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------------- builders
-def triangulate_polygon(poly: np.ndarray) -> np.ndarray:
-    """Triangles (T, 3) of vertex indices covering a simple counter-clockwise polygon (P, 2), each CCW.
-
-    Convex polygons are fanned; others are ear-clipped (O(P³) worst case, P is small for footprints).
-    """
-    p = np.asarray(poly, dtype=np.float64)
-    n = len(p)
-    if n < 3:
-        return np.zeros((0, 3), dtype=np.int64)
-    e = np.roll(p, -1, axis=0) - p
-    cross = e[:, 0] * np.roll(e, -1, axis=0)[:, 1] - e[:, 1] * np.roll(e, -1, axis=0)[:, 0]
-    if np.all(cross >= -1e-12):
-        return np.array([[0, i, i + 1] for i in range(1, n - 1)], dtype=np.int64)
-    idx = list(range(n))
-    tris: list[list[int]] = []
-
-    def convex(a: int, b: int, c: int) -> bool:
-        return (p[b, 0] - p[a, 0]) * (p[c, 1] - p[a, 1]) - (p[b, 1] - p[a, 1]) * (p[c, 0] - p[a, 0]) > 1e-15
-
-    def inside(q: np.ndarray, a: int, b: int, c: int) -> bool:
-        d1 = (p[b, 0] - p[a, 0]) * (q[1] - p[a, 1]) - (p[b, 1] - p[a, 1]) * (q[0] - p[a, 0])
-        d2 = (p[c, 0] - p[b, 0]) * (q[1] - p[b, 1]) - (p[c, 1] - p[b, 1]) * (q[0] - p[b, 0])
-        d3 = (p[a, 0] - p[c, 0]) * (q[1] - p[c, 1]) - (p[a, 1] - p[c, 1]) * (q[0] - p[c, 0])
-        return d1 >= 0 and d2 >= 0 and d3 >= 0
-
-    guard = 0
-    while len(idx) > 3 and guard < 10 * n * n:
-        guard += 1
-        m = len(idx)
-        for k in range(m):
-            a, b, c = idx[(k - 1) % m], idx[k], idx[(k + 1) % m]
-            if not convex(a, b, c):
-                continue
-            if any(inside(p[j], a, b, c) for j in idx if j not in (a, b, c)):
-                continue
-            tris.append([a, b, c])
-            idx.pop(k)
-            break
-        else:  # degenerate input: fan the rest
-            break
-    for i in range(1, len(idx) - 1):
-        tris.append([idx[0], idx[i], idx[i + 1]])
-    return np.array(tris, dtype=np.int64).reshape(-1, 3)
-
-
 def flat_part(tris: np.ndarray, color: Any, *, cull: str = "back", center: np.ndarray | None = None,
               uv_of: Any = None, texture: TextureImage | None = None) -> MeshPart:
     """A flat-shaded part from (T, 3, 3) triangle corners (m): three vertices of its own per triangle.

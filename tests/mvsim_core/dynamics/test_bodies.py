@@ -13,15 +13,10 @@ import pytest
 from PIL import Image
 
 import mvsim_core as mv
-from mvsim_core.dynamics.bodies import (
-    MAX_POLYGON_VERTICES,
-    Bodies,
-    convex_pieces,
-    polygon_distance,
-    raw_contacts_ok,
-    raw_layout_ok,
-    signed_area,
-)
+from mvsim_core.dynamics.bodies import Bodies
+from mvsim_core.dynamics.box2d_raw import raw_layout_ok
+from mvsim_core.dynamics.collision_flags import raw_contacts_ok
+from mvsim_core.geometry.polygons import signed_area
 
 DT = 0.005
 G = 9.81
@@ -52,10 +47,6 @@ def run(b: Bodies, seconds: float, before: Callable[[], None] | None = None) -> 
         if before is not None:
             before()
         b.step(DT)
-
-
-def test_this_binding_takes_16_vertices():
-    assert MAX_POLYGON_VERTICES == Box2D.b2_maxPolygonVertices == 16
 
 
 # ------------------------------------------------------------------ vehicles
@@ -167,48 +158,10 @@ def test_ground_friction_brakes_a_pushed_block(load):
 
 
 # ------------------------------------------------------------------ polygons
-def _star(n_tips: int, r_out: float, r_in: float) -> np.ndarray:
-    a = np.arange(2 * n_tips) * math.pi / n_tips
-    r = np.where(np.arange(2 * n_tips) % 2 == 0, r_out, r_in)
-    return np.column_stack([r * np.cos(a), r * np.sin(a)])
-
-
-def _check_pieces(poly: np.ndarray, pieces: list[np.ndarray], max_vertices: int) -> None:
-    assert sum(signed_area(p) for p in pieces) == pytest.approx(abs(signed_area(poly)), rel=1e-9)
-    for p in pieces:
-        assert 3 <= len(p) <= max_vertices
-        n = len(p)
-        for i in range(n):
-            a, b, c = p[i - 1], p[i], p[(i + 1) % n]
-            assert (b[0] - a[0]) * (c[1] - b[1]) - (b[1] - a[1]) * (c[0] - b[0]) > 0  # convex, CCW
-
-
-def test_convex_pieces():
-    a = np.arange(12) * 2 * math.pi / 12
-    gon12 = np.column_stack([np.cos(a), np.sin(a)])
-    assert len(convex_pieces(gon12)) == 1  # fits the binding's 16
-    pieces = convex_pieces(gon12, max_vertices=8)  # stock Box2D's limit
-    assert len(pieces) == 2
-    _check_pieces(gon12, pieces, 8)
-    star = _star(6, 1.0, 0.4)  # 12 vertices, not convex
-    pieces = convex_pieces(star[::-1])  # clockwise input too
-    assert len(pieces) >= 2
-    _check_pieces(star, pieces, MAX_POLYGON_VERTICES)
-    ell = np.array([[0, 0], [2, 0], [2, 1], [1, 1], [1, 2], [0, 2]], dtype=float)
-    pieces = convex_pieces(ell)
-    assert len(pieces) == 2
-    _check_pieces(ell, pieces, MAX_POLYGON_VERTICES)
-    # vertices on straight edges are dropped
-    sq = np.array([[0, 0], [1, 0], [2, 0], [2, 1], [2, 2], [1, 2], [0, 2], [0, 1]], dtype=float)
-    (p,) = convex_pieces(sq)
-    assert len(p) == 4 and signed_area(p) == pytest.approx(4.0)
-    # degenerate: a tiny box at the vertex mean
-    (p,) = convex_pieces(np.array([[0, 0], [1, 0], [2, 0]], dtype=float))
-    assert signed_area(p) == pytest.approx(1e-4) and p.mean(axis=0) == pytest.approx((1.0, 0.0))
-
-
 def test_big_and_non_convex_block_shapes_become_several_fixtures(load):
-    star = _star(6, 1.0, 0.4)
+    a = np.arange(12) * math.pi / 6
+    r = np.where(np.arange(12) % 2 == 0, 1.0, 0.4)
+    star = np.column_stack([r * np.cos(a), r * np.sin(a)])  # 6 tips, not convex
     pts = "".join(f"<pt>{x:.6f} {y:.6f}</pt>" for x, y in star)
     w = load(block("star", 0, 0, shape=f"<shape>{pts}</shape>")
              + block("disc", 5, 0, shape='<geometry type="cylinder" radius="0.5" length="1" vertex_count="20"/>'))
@@ -402,37 +355,6 @@ def test_raw_and_api_collision_flags_agree(load, tmp_path):
             per_thr.append(a)
         near_misses += per_thr[0] != per_thr[-1]
     assert len(seen) > 5 and near_misses > 5  # contacts came and went, near misses among them
-
-
-def test_polygon_distance_matches_box2d():
-    rng = np.random.default_rng(7)
-    overlapping = 0
-    for _ in range(300):
-        polys = []
-        for _ in range(2):
-            n = int(rng.integers(3, 9))
-            a = np.sort(rng.uniform(0, 2 * math.pi, n))
-            r = rng.uniform(0.2, 1.0)
-            polys.append(np.column_stack([r * np.cos(a), r * np.sin(a)]) + rng.uniform(-1.5, 1.5, 2))
-        shapes = []
-        for p in polys:
-            try:
-                shapes.append(Box2D.b2PolygonShape(vertices=[tuple(v) for v in p]))
-            except AssertionError:
-                break
-        if len(shapes) < 2:
-            continue
-        verts = [np.array(s.vertices) for s in shapes]  # Box2D's own (hull, CCW) vertices
-        identity = Box2D.b2Transform()
-        identity.SetIdentity()
-        want = Box2D.b2Distance(shapeA=shapes[0], idxA=0, shapeB=shapes[1], idxB=0, transformA=identity,
-                                transformB=identity, useRadii=False).distance
-        got = polygon_distance(verts[0], len(verts[0]), verts[1], len(verts[1]))
-        assert got == pytest.approx(want, abs=1e-5)
-        overlapping += want == 0
-        if want > 0.05:  # a cutoff below the distance gives a lower bound that is still above the cutoff
-            assert want + 1e-5 >= polygon_distance(verts[0], len(verts[0]), verts[1], len(verts[1]), 0.05) >= 0.05
-    assert 10 < overlapping < 290
 
 
 # ------------------------------------------------------------------ batched state access

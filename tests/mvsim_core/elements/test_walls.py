@@ -10,6 +10,7 @@ import pytest
 
 from mvsim_core.elements.walls import WallSegment, wall_polygon
 from mvsim_core.errors import WorldFileError
+from mvsim_core.geometry.polygons import signed_area
 from mvsim_core.xml.context import ParseContext
 
 TURTLEBOT_SHAPE = """<walls>
@@ -25,11 +26,6 @@ TURTLEBOT_SHAPE = """<walls>
     <pt>-2 2.75</pt> <pt>-3 0</pt>
   </shape>
 </walls>"""
-
-
-def signed_area(poly: np.ndarray) -> float:
-    x, y = poly[:, 0], poly[:, 1]
-    return 0.5 * float(np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y))
 
 
 def test_test_walls_dae(build_walls, worlds_dir: Path):

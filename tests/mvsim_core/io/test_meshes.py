@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from mvsim_core.errors import AssetError
+from mvsim_core.geometry.polygons import signed_area
 from mvsim_core.io.meshes import (
     Mesh,
     clear_mesh_cache,
@@ -127,9 +128,7 @@ def test_footprint_and_z_range(tmp_path):
     m = load_mesh(write_dae(tmp_path / "f.dae", up="Y_UP"))
     fp = convex_footprint(m)
     assert fp.shape == (4, 2)
-    x, y = fp[:, 0], fp[:, 1]
-    signed_area = 0.5 * np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y)
-    assert signed_area == pytest.approx(2.0)  # positive = counter-clockwise, 2 x 1 m
+    assert signed_area(fp) == pytest.approx(2.0)  # positive = counter-clockwise, 2 x 1 m
     assert z_range(m) == (0.0, 3.0)
 
 

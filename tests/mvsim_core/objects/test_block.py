@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 import mvsim_core as mv
+from mvsim_core.geometry.polygons import signed_area
 from mvsim_core.io.meshes import load_mesh
-from mvsim_core.objects.block import WALL_MASS, build_block, polygon_area, wall_block
+from mvsim_core.objects.block import WALL_MASS, build_block, wall_block
 from mvsim_core.xml.context import ParseContext
 
 SQUARE = [[-0.5, -0.5], [0.5, -0.5], [0.5, 0.5], [-0.5, 0.5]]
@@ -58,7 +59,7 @@ def test_round_geometry(load):
     c, s = w.blocks["c"], w.blocks["s"]
     assert c.footprint.shape == (10, 2) and c.footprint[0] == pytest.approx((0.4, 0.0))
     assert np.hypot(*c.footprint.T) == pytest.approx(np.full(10, 0.4))
-    assert polygon_area(c.footprint) > 0 and (c.zmin, c.zmax) == (0.0, 1.2)
+    assert signed_area(c.footprint) > 0 and (c.zmin, c.zmax) == (0.0, 1.2)
     assert s.footprint.shape == (6, 2) and s.footprint[1] == pytest.approx((0.15, 0.3 * math.sqrt(3) / 2))
     assert s.geometry.height() == pytest.approx(0.6) and s.zmax == 0.5  # an explicit <zmax> wins
 
@@ -80,7 +81,7 @@ def test_clockwise_shape_becomes_ccw(load):
              '</shape></block>\n<block name="ccw"><init_pose>0 0 0</init_pose><shape><pt>0 0</pt><pt>2 0</pt>'
              '<pt>0 1</pt></shape></block>')
     assert w.blocks["cw"].footprint.tolist() == [[2, 0], [2, 1], [0, 1], [0, 0]]
-    assert polygon_area(w.blocks["cw"].footprint) == 2.0
+    assert signed_area(w.blocks["cw"].footprint) == 2.0
     assert w.blocks["ccw"].footprint.tolist() == [[0, 0], [2, 0], [0, 1]]
 
 
@@ -140,7 +141,7 @@ def test_shape_from_visual_local_mesh(load, worlds_dir):
     for p0, e in zip(fp, edges, strict=True):
         assert np.all(e[0] * (pts[:, 1] - p0[1]) - e[1] * (pts[:, 0] - p0[0]) >= -1e-9)
     assert all(np.min(np.hypot(*(pts - v).T)) < 1e-9 for v in fp)
-    assert polygon_area(fp) > 0
+    assert signed_area(fp) > 0
 
 
 def test_z_range_from_visual_without_shape(load, worlds_dir):

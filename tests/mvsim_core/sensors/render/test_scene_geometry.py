@@ -43,16 +43,6 @@ def is_closed_and_consistent(tris: np.ndarray) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------- builders
-def test_triangulation_of_a_non_convex_polygon():
-    tris = sg.triangulate_polygon(L_SHAPE)
-    assert tris.shape == (4, 3)
-    p = L_SHAPE[tris]
-    areas = 0.5 * ((p[:, 1, 0] - p[:, 0, 0]) * (p[:, 2, 1] - p[:, 0, 1])
-                   - (p[:, 1, 1] - p[:, 0, 1]) * (p[:, 2, 0] - p[:, 0, 0]))
-    assert (areas > 0).all()
-    assert areas.sum() == pytest.approx(3.0)
-
-
 @pytest.mark.parametrize("footprint", [L_SHAPE, L_SHAPE[::-1], np.array([[-1, -1], [1, -1], [1, 1], [-1, 1.0]])])
 def test_prisms_are_closed_and_wound_outwards_whatever_the_footprint_order(footprint):
     tris = sg.prism_triangles(footprint, 0.5, 2.0)

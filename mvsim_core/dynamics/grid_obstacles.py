@@ -1,0 +1,129 @@
+"""Occupancy-grid cells as Box2D obstacles, only near the bodies that move (reference §1.9/§1.10).
+
+Each occupancy grid gets one static Box2D body; for each dynamic body (vehicles, dynamic blocks), the occupied cells
+(occupancy > 0.5) whose centres lie within ``r = 1.5 * max_radius + resolution`` of the body origin (searched from
+the body's cell, so up to half a cell diagonal more) get a static square fixture of half-width 0.5 cell (upstream:
+0.4, which leaves gaps between neighbouring cells) on the grid's body, with the grid's ``lateral_friction`` and
+``restitution``; fixtures of cells no longer near any moving body are removed. Upstream finds the cells with a 50-ray
+scan of range 1.5 x max radius; a full neighbourhood is simpler and at least as correct (a scan can miss cells between
+rays or behind the first hit).
+
+Cost (:meth:`GridObstacles.update`): the cell of every moving body is compared with the last call's; when none changed
+cell the call returns after a few numpy operations (~8 µs for 100 vehicles on a 400×400 grid); each body that changed
+cell costs one numpy gather of its neighbourhood (~15 µs at 0.1 m cells; ~25 µs in all when one of 100 vehicles
+moved) and Box2D calls only for the cells that enter or leave the union of all neighbourhoods (reference-counted per
+cell).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+GRID_OCCUPIED = 0.5
+"""Cells whose occupancy probability is above this are obstacles."""
+GRID_HALF_WIDTH = 0.5
+"""Obstacle square half-width in cells (upstream 0.4, which leaves 0.2-cell gaps between neighbouring cells)."""
+GRID_RADIUS_FACTOR = 1.5
+"""Neighbourhood radius = this x the body's max radius + one cell (upstream's scan range is 1.5 x max radius)."""
+
+
+@dataclass
+class GridObstacles:
+    """The obstacle fixtures of one occupancy grid.
+
+    Attributes:
+        element: the ``OccupancyGrid`` element.
+        body: its static Box2D body (world frame).
+        occupied: flat bool array over cells ``iy * nx + ix``, occupancy > 0.5.
+        nx, ny, resolution, x_min, y_min: the grid's geometry (cells, m).
+        friction, restitution: of the obstacle fixtures.
+        fixtures: flat cell index -> square fixture (the union of the ``near`` sets).
+    """
+
+    element: Any
+    body: Any
+    occupied: np.ndarray
+    nx: int
+    ny: int
+    resolution: float
+    x_min: float
+    y_min: float
+    friction: float
+    restitution: float
+    stencils: list[np.ndarray] = field(default_factory=list)  # per moving body: (K, 2) cell offsets (dx, dy)
+    last_cells: np.ndarray | None = None  # (n, 2) cell (ix, iy) of each moving body at the last update
+    near: list[set[int]] = field(default_factory=list)  # per moving body: occupied cells in its neighbourhood
+    refcount: dict[int, int] = field(default_factory=dict)  # cell -> number of bodies it is near
+    fixtures: dict[int, Any] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, b2world: Any, el: Any, radii: Sequence[float]) -> GridObstacles:
+        """A new static body in ``b2world`` for the ``OccupancyGrid`` element ``el``, without fixtures yet, serving
+        moving bodies of max radius ``radii`` (m, one per moving body, in the order :meth:`update` gets them)."""
+        g = el.grid
+        body = b2world.CreateStaticBody(position=(0.0, 0.0))
+        go = cls(element=el, body=body, occupied=(g.occupancy > GRID_OCCUPIED).ravel(), nx=g.nx, ny=g.ny,
+                 resolution=g.resolution, x_min=g.x_min, y_min=g.y_min, friction=float(el.params["lateral_friction"]),
+                 restitution=float(el.params["restitution"]))
+        res = g.resolution
+        cache: dict[int, np.ndarray] = {}
+        for max_radius in radii:
+            # cells whose centre is within r of the body: searched around the body's cell, so widened by half a
+            # cell diagonal (the body may sit anywhere in its cell)
+            reach = GRID_RADIUS_FACTOR * max_radius + res + res * math.sqrt(0.5)
+            n = int(math.ceil(reach / res))
+            key = int(round(reach / res * 1e6))
+            if key not in cache:
+                d = np.arange(-n, n + 1)
+                dx, dy = np.meshgrid(d, d, indexing="xy")
+                keep = np.hypot(dx, dy) * res <= reach
+                cache[key] = np.column_stack([dx[keep], dy[keep]]).astype(np.int64)
+            go.stencils.append(cache[key])
+            go.near.append(set())
+        return go
+
+    def cell_center(self, k: int) -> tuple[float, float]:
+        """World (x, y) of flat cell ``k`` (m)."""
+        iy, ix = divmod(k, self.nx)
+        return self.x_min + (ix + 0.5) * self.resolution, self.y_min + (iy + 0.5) * self.resolution
+
+    def update(self, pos: np.ndarray) -> None:
+        """Make the obstacle fixtures match the neighbourhoods of the moving bodies at ``pos`` (n×2 origins, m, world
+        frame, in the order of :meth:`build`'s ``radii``); see the module docstring."""
+        cells = np.floor((pos - (self.x_min, self.y_min)) / self.resolution).astype(np.int64)
+        if self.last_cells is None:
+            moved = range(len(cells))
+        elif np.array_equal(cells, self.last_cells):
+            return
+        else:
+            moved = np.flatnonzero((cells != self.last_cells).any(axis=1)).tolist()
+        self.last_cells = cells
+        h = GRID_HALF_WIDTH * self.resolution
+        for k in moved:
+            idx = cells[k] + self.stencils[k]
+            ix, iy = idx[:, 0], idx[:, 1]
+            ok = (ix >= 0) & (ix < self.nx) & (iy >= 0) & (iy < self.ny)
+            lin = iy[ok] * self.nx + ix[ok]
+            new = set(lin[self.occupied[lin]].tolist())
+            old = self.near[k]
+            self.near[k] = new
+            for c in old - new:
+                left = self.refcount[c] - 1
+                if left:
+                    self.refcount[c] = left
+                else:
+                    del self.refcount[c]
+                    self.body.DestroyFixture(self.fixtures.pop(c))
+            for c in new - old:
+                if c in self.refcount:
+                    self.refcount[c] += 1
+                    continue
+                self.refcount[c] = 1
+                cx, cy = self.cell_center(c)
+                self.fixtures[c] = self.body.CreatePolygonFixture(box=(h, h, (cx, cy), 0.0), friction=self.friction,
+                                                                  restitution=self.restitution)

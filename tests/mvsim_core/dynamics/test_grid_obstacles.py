@@ -1,0 +1,65 @@
+"""Occupancy-grid cells as Box2D obstacles near moving bodies (mvsim_core.dynamics.grid_obstacles), on a hand-made
+grid."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import Box2D
+import numpy as np
+import pytest
+
+from mvsim_core.dynamics.grid_obstacles import GridObstacles
+
+
+def grid_element(occupancy: np.ndarray, resolution: float = 0.5, x_min: float = -1.0, y_min: float = -2.0):
+    ny, nx = occupancy.shape
+    grid = SimpleNamespace(occupancy=occupancy, nx=nx, ny=ny, resolution=resolution, x_min=x_min, y_min=y_min)
+    return SimpleNamespace(grid=grid, params={"lateral_friction": 0.6, "restitution": 0.1})
+
+
+def test_build_cell_centres_and_stencils():
+    occ = np.zeros((8, 10))
+    occ[2, 3] = 0.9
+    occ[5, 7] = 0.5  # not above 0.5: free
+    w = Box2D.b2World(gravity=(0, 0))
+    g = GridObstacles.build(w, grid_element(occ), [0.2, 1.0, 0.2])
+    assert (g.nx, g.ny, g.resolution, g.friction, g.restitution) == (10, 8, 0.5, 0.6, 0.1)
+    assert np.flatnonzero(g.occupied).tolist() == [2 * 10 + 3]
+    assert g.cell_center(2 * 10 + 3) == (-1.0 + 3.5 * 0.5, -2.0 + 2.5 * 0.5)
+    assert len(g.body.fixtures) == 0 and g.fixtures == {} and g.near == [set(), set(), set()]
+    assert g.stencils[0] is g.stencils[2]  # same radius: one stencil
+    for radius, st in ((0.2, g.stencils[0]), (1.0, g.stencils[1])):
+        reach = 1.5 * radius + 0.5 + 0.5 * math.sqrt(0.5)
+        d = np.hypot(st[:, 0], st[:, 1]) * 0.5
+        assert d.max() <= reach and [0, 0] in st.tolist()
+        n = int(math.ceil(reach / 0.5))
+        assert len(st) == sum(math.hypot(i, j) * 0.5 <= reach for i in range(-n, n + 1) for j in range(-n, n + 1))
+
+
+def test_update_follows_the_bodies_and_counts_shared_cells():
+    occ = np.zeros((20, 20))
+    occ[10, :] = 1.0  # a row of occupied cells at y in [-2 + 5, -2 + 5.5) = [3, 3.5)
+    w = Box2D.b2World(gravity=(0, 0))
+    g = GridObstacles.build(w, grid_element(occ), [0.2, 0.2])
+    g.update(np.array([[0.0, 0.0], [5.0, 0.0]]))  # both far from the row
+    assert g.fixtures == {} and len(g.body.fixtures) == 0
+    g.update(np.array([[2.0, 3.0], [2.6, 3.0]]))  # both next to it, sharing cells
+    a = {k for k in g.fixtures}
+    assert a and all(k // 20 == 10 for k in a)
+    assert len(g.body.fixtures) == len(a) and a == g.near[0] | g.near[1]
+    assert any(g.refcount[k] == 2 for k in a)
+    v = np.array(g.fixtures[min(a)].shape.vertices)
+    assert np.ptp(v, axis=0) == pytest.approx((0.5, 0.5))  # full cells
+    f = g.fixtures[min(a)]
+    assert f.friction == pytest.approx(0.6) and f.restitution == pytest.approx(0.1)
+    kept = dict(g.fixtures)
+    g.update(np.array([[2.0, 3.0], [2.6, 3.0]]))  # nobody moved: nothing rebuilt
+    assert g.fixtures == kept
+    g.update(np.array([[0.0, -1.5], [2.6, 3.0]]))  # the first leaves: only the second one's cells remain
+    assert set(g.fixtures) == g.near[1] and g.near[0] == set()
+    assert all(g.fixtures[k] is kept[k] for k in g.fixtures)
+    assert all(g.refcount[k] == 1 for k in g.fixtures) and len(g.body.fixtures) == len(g.fixtures)
+    g.update(np.array([[0.0, -1.5], [0.0, -1.0]]))
+    assert g.fixtures == {} and g.refcount == {} and len(g.body.fixtures) == 0
