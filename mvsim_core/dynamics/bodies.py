@@ -72,9 +72,9 @@ from mvsim_core.dynamics.convex_pieces import convex_pieces
 from mvsim_core.dynamics.grid_obstacles import GridObstacles
 from mvsim_core.errors import MvsimError
 from mvsim_core.geometry.polygons import signed_area
-from mvsim_core.objects.joint import JointType
 
 if TYPE_CHECKING:
+    from mvsim_core.objects.joint import Joint
     from mvsim_core.world import World
 
 log = logging.getLogger("mvsim_core.dynamics")
@@ -278,14 +278,14 @@ class Bodies:
         c, s = math.cos(yaw), math.sin(yaw)
         self._set_velocity_api(body, c * vx - s * vy, s * vx + c * vy, w)
 
-    def _build_joint(self, j: Any) -> None:
+    def _build_joint(self, j: Joint) -> None:
         ba, bb = self._joint_body(j.body_a, j), self._joint_body(j.body_b, j)
         if ba is None or bb is None:
             return
         p = j.params
         common = dict(bodyA=ba, bodyB=bb, localAnchorA=tuple(map(float, p.anchor_a)),
                       localAnchorB=tuple(map(float, p.anchor_b)), collideConnected=False)
-        if j.type in (JointType.DISTANCE, JointType.ROPE):
+        if j.type.limits_distance:
             if p.min_length > 0:
                 log.warning("joint %s-%s: min_length=%g is not supported by Box2D 2.3 and is ignored", j.body_a,
                             j.body_b, p.min_length)
@@ -303,7 +303,7 @@ class Bodies:
                 referenceAngle=float(bb.angle - ba.angle), enableLimit=bool(p.enable_limit),
                 lowerAngle=float(p.lower_angle_deg), upperAngle=float(p.upper_angle_deg), **common))
 
-    def _joint_body(self, name: str, j: Any) -> Any:
+    def _joint_body(self, name: str, j: Joint) -> Any:
         body = self.vehicle_bodies.get(name) or self.block_bodies.get(name)
         if body is None:
             log.warning("joint %s-%s: '%s' has no physical body (intangible?); joint ignored", j.body_a, j.body_b,

@@ -15,10 +15,19 @@ from mvsim_core.xml.params import Kind, Param, ParamValues, read_params
 
 
 class JointType(Enum):
+    """``<joint type="...">``: a distance limit between the anchors (``distance``, ``rope``) or a hinge at them
+    (``revolute``, ``pin``)."""
+
     DISTANCE = "distance"
     ROPE = "rope"
     REVOLUTE = "revolute"
     PIN = "pin"
+
+    @property
+    def limits_distance(self) -> bool:
+        """Whether the joint keeps the anchors within ``max_length`` (Box2D rope joint, plus a spring with
+        ``stiffness``) rather than hinging them (Box2D revolute joint)."""
+        return self in (JointType.DISTANCE, JointType.ROPE)
 
 
 JOINT_ATTRS: tuple[Param, ...] = (

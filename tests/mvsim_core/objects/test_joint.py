@@ -65,3 +65,10 @@ def test_body_defined_after_joint_is_an_error(load):
         load('<block name="truck"><init_pose>0 0 0</init_pose></block>\n'
              '<joint body_a="truck" body_b="trailer"/>\n<block name="trailer"><init_pose>-3 0 0</init_pose></block>')
     assert ei.value.line == 3 and 'body_b="trailer" is not a vehicle or block' in ei.value.message
+
+
+def test_joint_types_say_whether_they_limit_distance():
+    from mvsim_core.objects.joint import JointType
+
+    assert {t.value for t in JointType if t.limits_distance} == {"distance", "rope"}
+    assert {t.value for t in JointType if not t.limits_distance} == {"revolute", "pin"}
