@@ -34,6 +34,7 @@ import numpy as np
 from numba import njit
 
 import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
+from mvsim_core.geometry.polygons import signed_area
 
 SEG_COLS = 7
 SEEN_2D = 1
@@ -66,7 +67,7 @@ def polygon_edges(poly: np.ndarray, zmin: float = -math.inf, zmax: float = math.
     if len(p) < 2:
         return np.zeros((0, SEG_COLS))
     q = np.roll(p, -1, axis=0)
-    area = 0.5 * float(np.sum(p[:, 0] * q[:, 1] - q[:, 0] * p[:, 1]))
+    area = signed_area(p)
     if area < 0.0:
         p, q = q[::-1], p[::-1]  # reversed traversal: edges b -> a
     rows = np.column_stack([p, q - p, np.full(len(p), zmin), np.full(len(p), zmax), np.full(len(p), float(modes))])

@@ -31,6 +31,7 @@ import numpy as np
 from numba import njit
 
 import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
+from mvsim_core.geometry.polygons import signed_area
 from mvsim_core.geometry.rotation_kernels import rotation_entries
 
 KIND_PRISM, KIND_RAMP, KIND_CYLINDER = 0, 1, 2
@@ -52,8 +53,7 @@ DEGENERATE_AREA = 1e-12  # m²: a polygon below this area is two-sided
 def ccw_polygon(poly: np.ndarray) -> tuple[np.ndarray, bool]:
     """(P, 2) vertices in counter-clockwise order, and whether the polygon is degenerate (two-sided)."""
     p = np.asarray(poly, dtype=np.float64).reshape(-1, 2)
-    q = np.roll(p, -1, axis=0)
-    area = 0.5 * float(np.sum(p[:, 0] * q[:, 1] - q[:, 0] * p[:, 1]))
+    area = signed_area(p)
     if area < 0.0:
         p = p[::-1]
     return np.ascontiguousarray(p), abs(area) < DEGENERATE_AREA

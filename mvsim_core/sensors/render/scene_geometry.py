@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mvsim_core.geometry.polygons import triangulate_polygon
+from mvsim_core.geometry.polygons import make_ccw, triangulate_polygon
 from mvsim_core.geometry.rotations import rotations
 
 if TYPE_CHECKING:
@@ -190,17 +190,10 @@ def flat_part(tris: np.ndarray, color: Any, *, cull: str = "back", center: np.nd
     return MeshPart(pos, normals, colors, np.arange(len(pos), dtype=np.uint32), "triangles", cull, uv, texture)
 
 
-def ccw(poly: np.ndarray) -> np.ndarray:
-    """The polygon (P, 2) with its vertices in counter-clockwise order (reversed if given clockwise)."""
-    p = np.asarray(poly, dtype=np.float64).reshape(-1, 2)
-    area2 = float(np.dot(p[:, 0], np.roll(p[:, 1], -1)) - np.dot(p[:, 1], np.roll(p[:, 0], -1)))
-    return p[::-1].copy() if area2 < 0 else p
-
-
 def prism_triangles(footprint: np.ndarray, z0: float, z1: float, *, bottom: bool = True) -> np.ndarray:
     """(T, 3, 3) triangles of the prism footprint × [z0, z1] (m; footprint in either order), wound CCW seen from
     outside."""
-    p = ccw(footprint)
+    p = make_ccw(footprint)
     q = np.roll(p, -1, axis=0)
     lo = lambda a: np.column_stack([a, np.full(len(a), z0)])  # noqa: E731
     hi = lambda a: np.column_stack([a, np.full(len(a), z1)])  # noqa: E731
@@ -218,7 +211,7 @@ def prism(footprint: np.ndarray, z0: float, z1: float, color: Any, *, uv_of: Any
           texture: TextureImage | None = None) -> MeshPart:
     """A closed prism footprint (polygon, m, either order) × [z0, z1] (m), flat-shaded, back faces culled."""
     if z1 - z0 <= 1e-9:  # a flat block: draw its top, double-sided
-        p = ccw(footprint)
+        p = make_ccw(footprint)
         cap = triangulate_polygon(p)
         top = np.column_stack([p, np.full(len(p), z1)])[cap]
         return flat_part(top, color, cull="none", uv_of=uv_of, texture=texture)
