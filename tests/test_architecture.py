@@ -3,8 +3,7 @@
 Each case copies ``mvsim_core`` and ``mvsim_ros2`` with the repository's ``.importlinter`` to a temporary folder, adds
 one small module with a deliberately bad import, and runs ``lint-imports`` there (it analyses the packages of its
 working directory): the named contract must come out BROKEN and cite that very import. ``test_untouched_tree`` runs
-the same command on an unmodified copy: every contract must be kept, except the ones listed in
-:data:`KNOWN_BROKEN`, for which the test is skipped (with the reason) until the refactor removing those imports lands.
+the same command on an unmodified copy: every contract must be kept.
 """
 
 from __future__ import annotations
@@ -25,13 +24,6 @@ REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("mvsim_core", "mvsim_ros2")
 CONTRACTS = ("layers", "no-ros-in-core", "headless-no-gl", "acyclic")
 
-KNOWN_BROKEN = {
-    "layers": "mvsim_core.dynamics.physics -> mvsim_core.sensors.scheduler and "
-              "mvsim_core.objects.vehicles.base -> mvsim_core.sensors.base import a higher layer",
-    "acyclic": "the same two imports close cycles dynamics <-> sensors <-> objects; dynamics.bodies -> "
-               "objects.joint with objects -> dynamics makes one more (dynamics <-> objects)",
-}
-"""Contracts today's tree still breaks (the refactor in progress removes these imports), with why."""
 
 
 def _copy_tree(dst: Path) -> Path:
@@ -115,13 +107,6 @@ def test_every_top_level_module_has_a_layer() -> None:
 
 
 def test_untouched_tree(tree: Path) -> None:
-    broken = {}
     for contract in CONTRACTS:
         r = _lint_imports(tree, contract)
-        if r.returncode != 0:
-            assert "BROKEN" in r.stdout, r.stdout + r.stderr  # a broken contract, not a configuration error
-            broken[contract] = r.stdout
-    unexpected = sorted(set(broken) - set(KNOWN_BROKEN))
-    assert not unexpected, "\n".join(broken[c] for c in unexpected)
-    if broken:
-        pytest.skip("tree not clean yet: " + "; ".join(f"{c}: {KNOWN_BROKEN[c]}" for c in sorted(broken)))
+        assert r.returncode == 0 and "KEPT" in r.stdout, r.stdout + r.stderr

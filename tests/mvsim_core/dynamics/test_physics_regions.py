@@ -20,7 +20,7 @@ def test_mu_region_skips_models_without_mu_and_c_rr_region_applies_to_all(tmp_pa
     (tmp_path / "w.xml").write_text(f'<mvsim_world version="1.0">{body}</mvsim_world>')
     w = mv.load_world(tmp_path / "w.xml")
     w.step()
-    p = w.physics.wheels.params
+    p = w.start().physics.wheels.params
     assert list(p[:, P_MU]) == [0.25] * 4 + [0.0] * 2  # ellipse has no mu column value
     assert list(p[:, P_CRR]) == [0.04] * 6
 
@@ -31,4 +31,4 @@ def test_steered_vehicles_are_the_steerable_classes(tmp_path):
                    for k, c in enumerate(classes))
     (tmp_path / "w.xml").write_text(f'<mvsim_world version="1.0">{body}</mvsim_world>')
     w = mv.load_world(tmp_path / "w.xml")
-    assert w.physics.steered == [1, 3]
+    assert w.start().physics.steered == [1, 3]

@@ -21,7 +21,7 @@ def _world(tmp_path):
 
 def test_friction_columns_per_wheel(tmp_path):
     w = _world(tmp_path)
-    arr = w.physics.wheels
+    arr = w.start().physics.wheels
     assert arr.base_params.shape == (7, FrictionModel.n_columns())
     assert not hasattr(arr, "tau")
     for k, v in enumerate(w.vehicles.values()):
