@@ -75,7 +75,10 @@ from mvsim_core.errors import MvsimError
 from mvsim_core.geometry.polygons import signed_area
 
 if TYPE_CHECKING:
+    from mvsim_core.objects.block import Block
     from mvsim_core.objects.joint import Joint
+    from mvsim_core.objects.vehicles.base import Vehicle
+    from mvsim_core.objects.wheel import Wheel
     from mvsim_core.world import World
 
 log = logging.getLogger("mvsim_core.dynamics")
@@ -89,7 +92,7 @@ WHEEL_YAW_TOLERANCE = 1e-3
 
 # ---------------------------------------------------------------------------------------------------- fixtures
 def _add_polygon(body: Any, poly: np.ndarray, *, mass: float | None, friction: float, restitution: float,
-                 user_data: Any = None) -> list[Any]:
+                 user_data: str | None = None) -> list[Any]:
     """Fixtures for ``poly`` (body frame, m) on ``body``; ``mass`` (kg) spread over their area, None = static."""
     pieces = convex_pieces(poly)
     total = sum(signed_area(q) for q in pieces)
@@ -188,7 +191,7 @@ class Bodies:
         self.max_radius: dict[str, float] = {}
         self._wheel_fixtures: dict[str, list[Any]] = {}
         self._wheel_yaws: dict[str, np.ndarray] = {}
-        self._wheels: dict[str, list[Any]] = {}
+        self._wheels: dict[str, list[Wheel]] = {}
         self._local_center: dict[str, np.ndarray] = {}
         self._block_names: list[str] = list(world.blocks)
 
@@ -235,7 +238,7 @@ class Bodies:
         self.update_grid_obstacles()
 
     # ------------------------------------------------------------------ building
-    def _build_vehicle(self, v: Any) -> None:
+    def _build_vehicle(self, v: Vehicle) -> None:
         x, y, _, yaw, _, _ = v.sim.pose
         ch = v.chassis
         body = self.b2world.CreateDynamicBody(position=(float(x), float(y)), angle=float(yaw),
@@ -259,14 +262,14 @@ class Bodies:
         self._set_initial_velocity(body, v.sim.init_vel, yaw)
 
     @staticmethod
-    def _wheel_fixture(body: Any, w: Any, yaw: float) -> Any:
+    def _wheel_fixture(body: Any, w: Wheel, yaw: float) -> Any:
         f = body.CreatePolygonFixture(box=(0.5 * w.diameter, 0.5 * w.width, (float(w.x), float(w.y)), yaw),
                                       density=float(w.mass) / (w.diameter * w.width), friction=WHEEL_FRICTION,
                                       restitution=WHEEL_RESTITUTION)
         f.userData = w.name
         return f
 
-    def _build_block(self, b: Any) -> None:
+    def _build_block(self, b: Block) -> None:
         x, y, _, yaw, _, _ = b.sim.pose
         prm = b.params
         fp = np.asarray(b.footprint, dtype=np.float64).reshape(-1, 2)
@@ -485,7 +488,7 @@ class Bodies:
         self._body(name).transform = ((float(x), float(y)), float(yaw))
 
     # ------------------------------------------------------------------ steering
-    def set_wheel_yaws(self, name: str, yaws: Sequence[float]) -> bool:
+    def set_wheel_yaws(self, name: str, yaws: ArrayLike) -> bool:
         """Turn vehicle ``name``'s wheel boxes to ``yaws`` (rad, vehicle frame, mounting yaw included; one per wheel,
         in wheel order). A box is rebuilt only when its yaw moved more than 1e-3 rad (upstream re-creates every wheel
         box every step). Returns whether anything was rebuilt. Mass, COM and moment of inertia are unchanged (a box
@@ -583,7 +586,7 @@ def _per_body(n: int, *values: ArrayLike) -> list[np.ndarray]:
     return out
 
 
-def _wheel_box(w: Any, yaw: float) -> np.ndarray:
+def _wheel_box(w: Wheel, yaw: float) -> np.ndarray:
     """Corners (4×2, vehicle frame, m) of a wheel's box turned by ``yaw``."""
     hx, hy = 0.5 * w.diameter, 0.5 * w.width
     c, s = math.cos(yaw), math.sin(yaw)
