@@ -138,6 +138,7 @@ _BATCH_CACHE_SIZE = 64
 
 
 def _remember(cache: dict[tuple[str, ...], _CachedBatch], batch: _CachedBatch) -> _CachedBatch:
+    """Put ``batch`` in ``cache`` under its names (emptying a full cache first) and return it."""
     if len(cache) > _BATCH_CACHE_SIZE:
         cache.clear()
     cache[batch.names] = batch
