@@ -47,10 +47,11 @@ import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import Box2D
 import numpy as np
+from numpy.typing import ArrayLike
 
 from mvsim_core.dynamics.box2d_raw import (
     AWAKE_FLAG,
@@ -74,7 +75,10 @@ from mvsim_core.errors import MvsimError
 from mvsim_core.geometry.polygons import signed_area
 
 if TYPE_CHECKING:
+    from mvsim_core.objects.block import Block
     from mvsim_core.objects.joint import Joint
+    from mvsim_core.objects.vehicles.base import Vehicle
+    from mvsim_core.objects.wheel import Wheel
     from mvsim_core.world import World
 
 log = logging.getLogger("mvsim_core.dynamics")
@@ -88,7 +92,7 @@ WHEEL_YAW_TOLERANCE = 1e-3
 
 # ---------------------------------------------------------------------------------------------------- fixtures
 def _add_polygon(body: Any, poly: np.ndarray, *, mass: float | None, friction: float, restitution: float,
-                 user_data: Any = None) -> list[Any]:
+                 user_data: str | None = None) -> list[Any]:
     """Fixtures for ``poly`` (body frame, m) on ``body``; ``mass`` (kg) spread over their area, None = static."""
     pieces = convex_pieces(poly)
     total = sum(signed_area(q) for q in pieces)
@@ -108,15 +112,37 @@ def _add_polygon(body: Any, poly: np.ndarray, *, mass: float | None, friction: f
 
 @dataclass
 class _Batch:
-    """Pre-computed lookups for one ordered list of names."""
+    """Pre-computed lookups for one ordered list of names, plain pybox2d path (``Bodies.raw`` off)."""
 
     names: tuple[str, ...]
-    bodies: list[Any]
+    bodies: list[Any]  # Box2D bodies, in name order
     dynamic: np.ndarray  # bool (n,)
-    base: np.ndarray | None = None  # float32 index of each struct in the address-space view
-    read_idx: np.ndarray | None = None  # (n, 10)
-    flag_idx: np.ndarray | None = None  # int32 index of the word holding m_flags (low half, little-endian)
-    lc: np.ndarray | None = None  # (n, 2) local COM, plain path
+    lc: np.ndarray  # (n, 2) local COM (m, body frame) when the batch was made
+
+
+@dataclass
+class _RawBatch:
+    """Pre-computed lookups for one ordered list of names, raw ``b2Body`` view (``Bodies.raw`` on)."""
+
+    names: tuple[str, ...]
+    bodies: list[Any]  # Box2D bodies, in name order
+    dynamic: np.ndarray  # bool (n,)
+    base: np.ndarray  # int64 (n,): float32 index of each struct in the address-space view
+    read_idx: np.ndarray  # int64 (n, 10): float32 indices of each struct's READ_COLS
+    flag_idx: np.ndarray  # int64 (n,): int32 index of the word holding m_flags (low half, little-endian)
+
+
+_CachedBatch = TypeVar("_CachedBatch", _Batch, _RawBatch)
+_BATCH_CACHE_SIZE = 64
+"""Batches kept per :class:`Bodies`; the cache is emptied when it holds more (callers use a few fixed lists)."""
+
+
+def _remember(cache: dict[tuple[str, ...], _CachedBatch], batch: _CachedBatch) -> _CachedBatch:
+    """Put ``batch`` in ``cache`` under its names (emptying a full cache first) and return it."""
+    if len(cache) > _BATCH_CACHE_SIZE:
+        cache.clear()
+    cache[batch.names] = batch
+    return batch
 
 
 # ---------------------------------------------------------------------------------------------------- bodies
@@ -166,7 +192,7 @@ class Bodies:
         self.max_radius: dict[str, float] = {}
         self._wheel_fixtures: dict[str, list[Any]] = {}
         self._wheel_yaws: dict[str, np.ndarray] = {}
-        self._wheels: dict[str, list[Any]] = {}
+        self._wheels: dict[str, list[Wheel]] = {}
         self._local_center: dict[str, np.ndarray] = {}
         self._block_names: list[str] = list(world.blocks)
 
@@ -193,8 +219,13 @@ class Bodies:
         if raw_access is None:
             raw_access = os.environ.get("MVSIM_BOX2D_RAW", "1") != "0"
         self.raw = bool(raw_access) and raw_layout_ok() and self._make_raw_view()
+        # batches of the mode in use (the other cache stays empty); the moving bodies' one for the grid obstacles
         self._batches: dict[tuple[str, ...], _Batch] = {}
-        self._moving_batch = self._batch(self.moving) if self.moving else None
+        self._raw_batches: dict[tuple[str, ...], _RawBatch] = {}
+        if self.raw:
+            self._moving_raw = self._raw_batch(self.moving)
+        else:
+            self._moving_batch = self._batch(self.moving)
         self._contact_names = [*self.vehicle_bodies, *self.block_bodies]
         self._contact_bodies = [self._body(n) for n in self._contact_names]
         self._collision_order = [*self.vehicle_bodies, *self._block_names]
@@ -208,7 +239,7 @@ class Bodies:
         self.update_grid_obstacles()
 
     # ------------------------------------------------------------------ building
-    def _build_vehicle(self, v: Any) -> None:
+    def _build_vehicle(self, v: Vehicle) -> None:
         x, y, _, yaw, _, _ = v.sim.pose
         ch = v.chassis
         body = self.b2world.CreateDynamicBody(position=(float(x), float(y)), angle=float(yaw),
@@ -232,14 +263,14 @@ class Bodies:
         self._set_initial_velocity(body, v.sim.init_vel, yaw)
 
     @staticmethod
-    def _wheel_fixture(body: Any, w: Any, yaw: float) -> Any:
+    def _wheel_fixture(body: Any, w: Wheel, yaw: float) -> Any:
         f = body.CreatePolygonFixture(box=(0.5 * w.diameter, 0.5 * w.width, (float(w.x), float(w.y)), yaw),
                                       density=float(w.mass) / (w.diameter * w.width), friction=WHEEL_FRICTION,
                                       restitution=WHEEL_RESTITUTION)
         f.userData = w.name
         return f
 
-    def _build_block(self, b: Any) -> None:
+    def _build_block(self, b: Block) -> None:
         x, y, _, yaw, _, _ = b.sim.pose
         prm = b.params
         fp = np.asarray(b.footprint, dtype=np.float64).reshape(-1, 2)
@@ -312,7 +343,8 @@ class Bodies:
 
     # ------------------------------------------------------------------ raw view
     def _make_raw_view(self) -> bool:
-        """Point the float32 / int32 views of the address space at the bodies (False if an address is unusable)."""
+        """Point the float32 / int32 views of the address space at the bodies (False if an address is unusable).
+        ``_f32`` and ``_i32`` exist only when this returned True, i.e. when ``raw`` is on."""
         bodies = [*self.vehicle_bodies.values(), *self.block_bodies.values()]
         if not bodies or not all(MEM_LO <= body_address(b) < MEM_HI - 512 and body_address(b) % 8 == 0
                                  for b in bodies):
@@ -330,45 +362,52 @@ class Bodies:
         return body
 
     def _batch(self, names: Sequence[str]) -> _Batch:
+        """Plain-path lookups for ``names`` (cached; :meth:`set_wheel_yaws` empties the cache, the COM moved)."""
         key = names if isinstance(names, tuple) else tuple(names)
         b = self._batches.get(key)
         if b is not None:
             return b
+        bodies, dynamic = self._batch_bodies(key)
+        lc = np.array([self._local_center.get(n, np.zeros(2)) for n in key], dtype=np.float64).reshape(-1, 2)
+        return _remember(self._batches, _Batch(names=key, bodies=bodies, dynamic=dynamic, lc=lc))
+
+    def _raw_batch(self, names: Sequence[str]) -> _RawBatch:
+        """Raw-view lookups for ``names`` (cached; only when ``raw`` is on)."""
+        key = names if isinstance(names, tuple) else tuple(names)
+        b = self._raw_batches.get(key)
+        if b is not None:
+            return b
+        bodies, dynamic = self._batch_bodies(key)
+        base = (np.array([body_address(bd) for bd in bodies], dtype=np.int64) - MEM_LO) // 4
+        return _remember(self._raw_batches, _RawBatch(names=key, bodies=bodies, dynamic=dynamic, base=base,
+                                                      read_idx=base[:, None] + READ_COLS[None, :],
+                                                      flag_idx=base + 1))
+
+    def _batch_bodies(self, key: tuple[str, ...]) -> tuple[list[Any], np.ndarray]:
+        """The bodies named in ``key`` and whether each is dynamic (bool array)."""
         if len(set(key)) != len(key):
             raise MvsimError("a batch of bodies names each body once")
         bodies = [self._body(n) for n in key]
-        dynamic = np.array([bd.type == Box2D.b2_dynamicBody for bd in bodies], dtype=bool)
-        b = _Batch(names=key, bodies=bodies, dynamic=dynamic)
-        if self.raw:
-            base = (np.array([body_address(bd) for bd in bodies], dtype=np.int64) - MEM_LO) // 4
-            b.base = base
-            b.read_idx = base[:, None] + READ_COLS[None, :]
-            b.flag_idx = base + 1
-        else:
-            b.lc = np.array([self._local_center.get(n, np.zeros(2)) for n in key], dtype=np.float64).reshape(-1, 2)
-        if len(self._batches) > 64:
-            self._batches.clear()
-        self._batches[key] = b
-        return b
+        return bodies, np.array([bd.type == Box2D.b2_dynamicBody for bd in bodies], dtype=bool)
 
     # ------------------------------------------------------------------ batched state access
     def read_states(self, names: Sequence[str]) -> np.ndarray:
         """Reference-point states of the named bodies, n×6: x, y (m), yaw (rad, Box2D's continuous angle, not
         wrapped), vx, vy (m/s, velocity of the body origin, world frame), omega (rad/s)."""
-        b = self._batch(names)
         if self.raw:
-            out = np.empty((len(b.bodies), 6))
-            read_raw_states(self._f32, b.read_idx, out)
+            rb = self._raw_batch(names)
+            out = np.empty((len(rb.bodies), 6))
+            read_raw_states(self._f32, rb.read_idx, out)
             return out
-        else:
-            rows = []
-            for bd in b.bodies:
-                p, lv = bd.position, bd.linearVelocity
-                rows.append((p.x, p.y, bd.angle, lv.x, lv.y, bd.angularVelocity))
-            arr = np.array(rows, dtype=np.float64).reshape(-1, 6)
-            x, y, a, vx, vy, w = arr.T
-            s, c = np.sin(a), np.cos(a)
-            lx, ly = b.lc[:, 0], b.lc[:, 1]
+        b = self._batch(names)
+        rows = []
+        for bd in b.bodies:
+            p, lv = bd.position, bd.linearVelocity
+            rows.append((p.x, p.y, bd.angle, lv.x, lv.y, bd.angularVelocity))
+        arr = np.array(rows, dtype=np.float64).reshape(-1, 6)
+        x, y, a, vx, vy, w = arr.T
+        s, c = np.sin(a), np.cos(a)
+        lx, ly = b.lc[:, 0], b.lc[:, 1]
         dx, dy = c * lx - s * ly, s * lx + c * ly  # origin -> COM, world frame
         return np.column_stack([x, y, a, vx + w * dy, vy - w * dx, w])
 
@@ -376,49 +415,55 @@ class Bodies:
         """Centre of mass of each named body in its own frame, n×2 (m) -- for torques about the COM."""
         return np.array([self._body(n).localCenter.tuple for n in names], dtype=np.float64).reshape(-1, 2)
 
-    def apply(self, name_order: Sequence[str], fx: Any, fy: Any, torque: Any) -> None:
+    def apply(self, name_order: Sequence[str], fx: ArrayLike, fy: ArrayLike, torque: ArrayLike) -> None:
         """Add a force (fx, fy: N, world frame) at each body's centre of mass and a torque (N·m, about the COM),
         waking the body (``ApplyForceToCenter`` + ``ApplyTorque`` with wake=True). Static bodies ignore it.
+        Each of fx, fy, torque: one value per body in ``name_order``, or one for all.
         Forces are cleared by Box2D after each :meth:`step`."""
-        b = self._batch(name_order)
-        fx, fy, tq = _per_body(len(b.bodies), fx, fy, torque)
         if self.raw:
-            if apply_raw(self._f32, self._i32, b.base, b.flag_idx, b.dynamic, fx, fy, tq):
+            rb = self._raw_batch(name_order)
+            fx, fy, tq = _per_body(len(rb.bodies), fx, fy, torque)
+            if apply_raw(self._f32, self._i32, rb.base, rb.flag_idx, rb.dynamic, fx, fy, tq):
                 return
-            direct = self._direct_mask(b)
-            base = b.base[direct]
+            direct = self._direct_mask(rb)
+            base = rb.base[direct]
             self._f32[base + OFF_F] += fx[direct]
             self._f32[base + OFF_F + 1] += fy[direct]
             self._f32[base + OFF_T] += tq[direct]
             for i in np.flatnonzero(~direct):
-                bd = b.bodies[i]
+                bd = rb.bodies[i]
                 bd.ApplyForceToCenter((float(fx[i]), float(fy[i])), True)
                 bd.ApplyTorque(float(tq[i]), True)
             return
+        b = self._batch(name_order)
+        fx, fy, tq = _per_body(len(b.bodies), fx, fy, torque)
         for bd, x, y, t in zip(b.bodies, fx.tolist(), fy.tolist(), tq.tolist(), strict=True):
             bd.ApplyForceToCenter((x, y), True)
             bd.ApplyTorque(t, True)
 
-    def set_velocities(self, names: Sequence[str], vx: Any, vy: Any, omega: Any) -> None:
+    def set_velocities(self, names: Sequence[str], vx: ArrayLike, vy: ArrayLike, omega: ArrayLike) -> None:
         """Set each body's velocity from its reference-point velocity (vx, vy: m/s, world frame) and omega (rad/s);
-        the COM velocity stored in Box2D is ``v + omega x (COM - origin)``. Static bodies ignore it."""
-        b = self._batch(names)
-        vx, vy, w = _per_body(len(b.bodies), vx, vy, omega)
+        the COM velocity stored in Box2D is ``v + omega x (COM - origin)``. Static bodies ignore it.
+        Each of vx, vy, omega: one value per body in ``names``, or one for all."""
         if self.raw:
-            sc = self._f32[b.read_idx[:, 2:6]].astype(np.float64)
+            rb = self._raw_batch(names)
+            vx, vy, w = _per_body(len(rb.bodies), vx, vy, omega)
+            sc = self._f32[rb.read_idx[:, 2:6]].astype(np.float64)
             s, c, lx, ly = sc.T
             dx, dy = c * lx - s * ly, s * lx + c * ly
             cvx, cvy = vx - w * dy, vy + w * dx
-            direct = self._direct_mask(b)
-            base = b.base[direct]
+            direct = self._direct_mask(rb)
+            base = rb.base[direct]
             self._f32[base + OFF_V] = cvx[direct]
             self._f32[base + OFF_V + 1] = cvy[direct]
             self._f32[base + OFF_W] = w[direct]
             for i in np.flatnonzero(~direct):
-                bd = b.bodies[i]
+                bd = rb.bodies[i]
                 bd.linearVelocity = (float(cvx[i]), float(cvy[i]))
                 bd.angularVelocity = float(w[i])
             return
+        b = self._batch(names)
+        vx, vy, w = _per_body(len(b.bodies), vx, vy, omega)
         for bd, lc, x, y, ww in zip(b.bodies, b.lc, vx.tolist(), vy.tolist(), w.tolist(), strict=True):
             a = bd.angle
             c, s = math.cos(a), math.sin(a)
@@ -426,7 +471,7 @@ class Bodies:
             bd.linearVelocity = (x - ww * dy, y + ww * dx)
             bd.angularVelocity = ww
 
-    def _direct_mask(self, b: _Batch) -> np.ndarray:
+    def _direct_mask(self, b: _RawBatch) -> np.ndarray:
         """Bodies whose struct may be written directly: dynamic and awake."""
         awake = (self._i32[b.flag_idx] & AWAKE_FLAG) != 0
         return awake & b.dynamic
@@ -444,7 +489,7 @@ class Bodies:
         self._body(name).transform = ((float(x), float(y)), float(yaw))
 
     # ------------------------------------------------------------------ steering
-    def set_wheel_yaws(self, name: str, yaws: Sequence[float]) -> bool:
+    def set_wheel_yaws(self, name: str, yaws: ArrayLike) -> bool:
         """Turn vehicle ``name``'s wheel boxes to ``yaws`` (rad, vehicle frame, mounting yaw included; one per wheel,
         in wheel order). A box is rebuilt only when its yaw moved more than 1e-3 rad (upstream re-creates every wheel
         box every step). Returns whether anything was rebuilt. Mass, COM and moment of inertia are unchanged (a box
@@ -475,10 +520,10 @@ class Bodies:
 
     # ------------------------------------------------------------------ occupancy grids
     def _positions(self) -> np.ndarray:
-        b = self._moving_batch
+        """Origins (m, world frame) of the moving bodies, n×2."""
         if self.raw:
-            return self._f32[b.read_idx[:, :2]].astype(np.float64)
-        return np.array([bd.position.tuple for bd in b.bodies], dtype=np.float64).reshape(-1, 2)
+            return self._f32[self._moving_raw.read_idx[:, :2]].astype(np.float64)
+        return np.array([bd.position.tuple for bd in self._moving_batch.bodies], dtype=np.float64).reshape(-1, 2)
 
     def update_grid_obstacles(self) -> None:
         """Make the obstacle fixtures of every occupancy grid match the moving bodies' neighbourhoods.
@@ -528,7 +573,7 @@ class Bodies:
         return out
 
 
-def _per_body(n: int, *values: Any) -> list[np.ndarray]:
+def _per_body(n: int, *values: ArrayLike) -> list[np.ndarray]:
     """Each value as a float64 array of n entries (scalars are repeated)."""
     out = []
     for v in values:
@@ -542,7 +587,7 @@ def _per_body(n: int, *values: Any) -> list[np.ndarray]:
     return out
 
 
-def _wheel_box(w: Any, yaw: float) -> np.ndarray:
+def _wheel_box(w: Wheel, yaw: float) -> np.ndarray:
     """Corners (4×2, vehicle frame, m) of a wheel's box turned by ``yaw``."""
     hx, hy = 0.5 * w.diameter, 0.5 * w.width
     c, s = math.cos(yaw), math.sin(yaw)

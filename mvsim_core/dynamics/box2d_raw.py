@@ -60,7 +60,14 @@ def body_address(body: Any) -> int:
 
 
 def _floats_at(addr: int, n: int) -> np.ndarray:
-    return np.frombuffer((ctypes.c_float * n).from_address(addr), dtype=np.float32)
+    """The ``n`` float32 at byte address ``addr``, as a writable view (no copy)."""
+    # memoryview: a ctypes array exports the buffer protocol, but numpy's stubs do not know it as a buffer
+    return np.frombuffer(memoryview((ctypes.c_float * n).from_address(addr)), dtype=np.float32)
+
+
+def _int32s_at(addr: int, n: int) -> np.ndarray:
+    """The ``n`` int32 at byte address ``addr``, as a writable view (no copy)."""
+    return np.frombuffer(memoryview((ctypes.c_int32 * n).from_address(addr)), dtype=np.int32)
 
 
 def memory() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -68,8 +75,9 @@ def memory() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     until indexed; element i of the k-byte view is the k-byte value at address 4096 + k*i)."""
     global _mem
     if _mem is None:
-        buf = (ctypes.c_uint8 * (MEM_HI - MEM_LO)).from_address(MEM_LO)
-        _mem = tuple(np.frombuffer(buf, dtype=t) for t in (np.uint8, np.int32, np.float32, np.int64))
+        buf = memoryview((ctypes.c_uint8 * (MEM_HI - MEM_LO)).from_address(MEM_LO))
+        _mem = (np.frombuffer(buf, dtype=np.uint8), np.frombuffer(buf, dtype=np.int32),
+                np.frombuffer(buf, dtype=np.float32), np.frombuffer(buf, dtype=np.int64))
     return _mem
 
 
@@ -96,14 +104,14 @@ def _probe_layout() -> bool:
     b.ApplyTorque(9.5, True)
     addr = body_address(b)
     m = _floats_at(addr, _STRUCT_FLOATS).astype(np.float64)
-    flags = int(np.frombuffer((ctypes.c_int32 * 2).from_address(addr), dtype=np.int32)[1])  # m_flags word
+    flags = int(_int32s_at(addr, 2)[1])  # m_flags word
     lc = b.localCenter
     expect = {OFF_P: 1.25, OFF_P + 1: -2.5, OFF_Q: math.sin(0.75), OFF_Q + 1: math.cos(0.75), OFF_LC: lc.x,
               OFF_LC + 1: lc.y, OFF_A: 0.75, OFF_V: 3.5, OFF_V + 1: -4.25, OFF_W: 0.625, OFF_F: 7.5,
               OFF_F + 1: -8.5, OFF_T: 9.5}
     ok = all(abs(m[k] - v) < 1e-6 for k, v in expect.items()) and bool(flags & AWAKE_FLAG)
     b.awake = False
-    flags = int(np.frombuffer((ctypes.c_int32 * 2).from_address(addr), dtype=np.int32)[1])
+    flags = int(_int32s_at(addr, 2)[1])
     ok = ok and not flags & AWAKE_FLAG
     # a force written into the struct must act as ApplyForceToCenter does
     b.awake = True

@@ -244,10 +244,10 @@ def _probe_contacts() -> bool:
             return False
     flags = np.zeros(3, dtype=np.bool_)
     expect = {0.0: [False, True, True], 0.01: [False, True, True], 0.05: [True, True, True]}
-    for thr, want in expect.items():
+    for thr, want_flags in expect.items():
         if collision_flags_raw(*mem, np.array([body_address(x) for x in (a, b, s)], dtype=np.int64), thr, flags) != 0:
             return False
-        if flags.tolist() != want or collision_flags_api(w, {a: 0, b: 1, s: 2}, thr) != want:
+        if flags.tolist() != want_flags or collision_flags_api(w, {a: 0, b: 1, s: 2}, thr) != want_flags:
             return False
     return True
 
