@@ -63,7 +63,7 @@ def test_twist_ideal(tmp_path, template):
     assert (x, y, yaw) == pytest.approx(CURVE, abs=0.01)
 
 
-# C++ MVSim 1.2.0 with upstream's test vehicles (reference §6 / the physics issue)
+# C++ MVSim 1.2.0 with upstream's test vehicles (reference §6)
 PID_REFERENCE = {
     ("differential", "straight"): (0.8492, 0.0, 0.0),
     ("differential", "curve"): (0.7480, 0.3631, 0.8621),
