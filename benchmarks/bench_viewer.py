@@ -5,7 +5,7 @@ Parts:
 * ``fps`` — frames per second of :meth:`Viewer.frame` (window events, scene + lidar points + status panel drawn,
   shown, buffers swapped) drawn back to back, the world advancing 50 ms between frames: ``worlds/demo.world.xml``
   and ``demo_many_robots`` (25 robots with lidars). Goal: ≥ 30 frames/s.
-* ``rtf`` — the simulation run by ``mvsim launch``'s loop (:func:`mvsim_core.cli.run_paced`) for about 10 wall
+* ``rtf`` — the simulation run by ``mvsim launch``'s loop (:func:`mvsim_core.cli.build_runner`, the shared :class:`mvsim_core.runner.Runner`) for about 10 wall
   seconds (the same simulated stretch with and without the window; the window's one-time set-up not timed): as fast
   as possible (real-time factor 0: frames only take their budget, ~10 % of wall time) and at a requested factor the
   world can keep (1 for the demo, 10 for demo_many_robots): the achieved factor must equal the requested one, window
@@ -35,7 +35,7 @@ SHARED = Path(os.environ.get("MVSIM_SHARED_DIR", REPO.parent / "shared"))
 sys.path.insert(0, str(REPO))
 
 import mvsim_core as mv  # noqa: E402
-from mvsim_core.cli import run_paced  # noqa: E402
+from mvsim_core.cli import build_parser, build_runner  # noqa: E402
 
 WORLDS = {"demo.world.xml (ours)": REPO / "worlds" / "demo.world.xml",
           "demo_many_robots (25 robots, 25 lidars)":
@@ -110,7 +110,8 @@ def _renderer_name() -> str:
 
 
 def _run(path: Path, factor: float, seconds: float, window: bool) -> tuple[float, float | None, int]:
-    """(achieved real-time factor, frames per wall second or None, frames) of run_paced over ``seconds``."""
+    """(achieved real-time factor, frames per wall second or None, frames) of ``mvsim launch``'s runner over
+    ``seconds``."""
     world = mv.load_world(path, seed=0)
     world.run(0.2)  # warm-up: bodies, sensors, kernels
     v = _viewer(world) if window else None
@@ -118,7 +119,8 @@ def _run(path: Path, factor: float, seconds: float, window: bool) -> tuple[float
         if v is not None:
             v.frame(None)  # one-time set-up (uploads, shader compilation) is not part of the run
         t = time.perf_counter()
-        run_paced(world, factor, seconds, out=io.StringIO(), viewer=v)
+        args = build_parser().parse_args(["launch", str(path), "--realtime-factor", str(factor)])
+        build_runner(world, args, v, out=io.StringIO()).run(seconds)
         wall = time.perf_counter() - t
         return seconds / wall, (v.frames / wall if v else None), (v.frames if v else 0)
     finally:

@@ -11,7 +11,8 @@ Parameters: upstream's (reference §3.1 and §9) plus ours, each declared once w
 (``ros2 param set``); the others are read at start.
 
 Time: every stamp is simulated time, starting at 0 when the node starts, and ``/clock`` carries it (once per tick, and
-after every ``~/step``). Pacing is scheduled against a wall-clock anchor — simulated time target = anchor + factor ×
+after every ``~/step``). Pacing is :class:`mvsim_core.runner.Runner`'s (the same as ``mvsim launch``), scheduled
+against a wall-clock anchor — simulated time target = anchor + factor ×
 (wall time since the anchor) — so there is no drift while the CPU keeps up; when it cannot, at most
 ``max_simul_catchup_time`` is advanced per tick and the rest of the lag is dropped (the anchor moves; the node then
 reports the dropped time in its status line).
