@@ -5,11 +5,12 @@ Parts:
 * ``fps`` — frames per second of :meth:`Viewer.frame` (window events, scene + lidar points + status panel drawn,
   shown, buffers swapped) drawn back to back, the world advancing 50 ms between frames: ``worlds/demo.world.xml``
   and ``demo_many_robots`` (25 robots with lidars). Goal: ≥ 30 frames/s.
-* ``rtf`` — the simulation run by ``mvsim launch``'s loop (:func:`mvsim_core.cli.build_runner`, the shared :class:`mvsim_core.runner.Runner`) for about 10 wall
-  seconds (the same simulated stretch with and without the window; the window's one-time set-up not timed): as fast
-  as possible (real-time factor 0: frames only take their budget, ~10 % of wall time) and at a requested factor the
-  world can keep (1 for the demo, 10 for demo_many_robots): the achieved factor must equal the requested one, window
-  or not, while the window draws at ``refresh_fps``.
+* ``rtf`` — the simulation run by ``mvsim launch``'s loop (the shared :class:`mvsim_core.runner.Runner`, built by
+  :func:`mvsim_core.cli.build_runner`) for about 10 wall seconds (the same simulated stretch with and without the
+  window; the window's one-time set-up not timed): as fast as possible (real-time factor 0: frames only take their
+  budget, ~10 % of wall time) and at a requested factor the world can keep (1 for the demo, 10 for
+  demo_many_robots): the achieved factor must equal the requested one, window or not, while the window draws at
+  ``refresh_fps``.
 
 Needs a display: uses ``$DISPLAY`` when set, else starts a private Xvfb (``apt-get install xvfb``).
 
