@@ -153,6 +153,16 @@ class Runner:
         wall = now - self._wall0
         return (self.world.time - self._sim0) / wall if wall > 0 else 0.0
 
+    def behind(self, now: float) -> bool:
+        """Whether the simulation lags its schedule at wall time ``now`` by more than one tick (always when running
+        as fast as possible; never while paused): the viewer then draws sparingly."""
+        if self.paused:
+            return False
+        if self.realtime_factor <= 0:
+            return True
+        target = self.anchor_sim + (now - self.anchor_wall) * self.realtime_factor
+        return target - self.world.time > self.realtime_factor / self.tick_rate + self.world.timestep
+
     def advance_to(self, target: float) -> int:
         """Step until simulated time reaches ``target`` s (whole steps; a target within a millionth of a step of a
         step boundary reaches it). Returns the number of steps made."""
@@ -229,7 +239,7 @@ class Runner:
                 pause = 0.0 if fast else max(0.0, next_tick - self.clock())
                 if viewer is not None:
                     now = self.clock()
-                    behind = fast or now >= next_tick
+                    behind = self.behind(now)
                     if viewer.due(now, behind):
                         if not viewer.frame(self.achieved_rtf(now)):
                             reason = "window closed"

@@ -154,3 +154,57 @@ def test_status_line_format(world):
 def test_bad_options_are_refused(world, kwargs):
     with pytest.raises(ValueError, match=next(iter(kwargs))):
         Runner(world, **kwargs)
+
+
+class BudgetViewer(Viewer):
+    """Frames every 50 ms while the simulation keeps up, every 250 ms while it is behind (as the real viewer budgets
+    them); records whether each frame was drawn behind."""
+
+    def __init__(self, wall: FakeWall) -> None:
+        super().__init__(wall, close_after=10**9)
+        self.behind_flags: list[bool] = []
+
+    def due(self, now: float, behind: bool = False) -> bool:
+        return now - self.last >= (0.25 if behind else 0.05)
+
+    def wait_time(self, now: float, behind: bool = False) -> float:
+        return max(0.0, self.last + (0.25 if behind else 0.05) - now)
+
+    def frame(self, rtf: float | None = None) -> bool:
+        self.behind_flags.append(self.behind_now)
+        return super().frame(rtf)
+
+
+@pytest.mark.parametrize(("step_cost", "behind", "frames"), [(0.0, False, 20), (0.008, True, 4)])
+def test_viewer_draws_sparingly_only_while_the_simulation_is_behind(world, step_cost, behind, frames):
+    """Keeping up (free steps): 20 frames per wall second. Each 5 ms step costing 8 ms: the schedule cannot be kept,
+    so frames come at the behind rate (4 per wall second) and leave the steps their time."""
+    wall = FakeWall(step_cost=step_cost)
+    costly(world, wall)
+    v = BudgetViewer(wall)
+    r = Runner(world, viewer=v, clock=wall)
+    orig_due = v.due
+
+    def due(now: float, b: bool = False) -> bool:
+        v.behind_now = b
+        return orig_due(now, b)
+
+    v.due = due
+    w0 = wall.t
+    r.run(1.0 if not step_cost else 0.625, wait=wall.sleep)
+    elapsed = wall.t - w0
+    assert set(v.behind_flags[1:]) == {behind}  # the first frame comes before any tick
+    assert len(v.frames) / elapsed == pytest.approx(frames, rel=0.15)
+    assert not r.behind(wall.t) or step_cost  # a runner that keeps up is not behind
+
+
+def test_behind_is_more_than_one_tick_of_lag(world):
+    wall = FakeWall()
+    r = Runner(world, realtime_factor=1.0, tick_rate=100.0, clock=wall)
+    assert not r.behind(r.anchor_wall + 0.014)  # 14 ms of schedule, none simulated: within a tick and a step
+    assert r.behind(r.anchor_wall + 0.016)
+    r.paused = True
+    assert not r.behind(r.anchor_wall + 5.0)
+    r.paused = False
+    r.set_realtime_factor(0.0)
+    assert r.behind(wall.t)  # as fast as possible: always behind
