@@ -8,9 +8,11 @@ the simulated time its schedule asks for::
 Scheduling against a fixed anchor means no drift while the CPU keeps up. When it cannot (a slow step, a suspended
 process), at most ``max_catchup`` simulated seconds are advanced in one tick and the rest of the lag is dropped: the
 anchor moves by it and :attr:`Runner.dropped` adds it up, so the simulation resumes real-time pacing instead of
-racing to catch up. ``realtime_factor`` 0 means as fast as possible (each tick steps for one tick's worth of wall
-time, then lets the caller serve its callbacks). A paused runner (ROS lockstep) advances only through
-:meth:`Runner.advance_to`.
+racing to catch up. The wall time of the runner's own viewer frames is the exception: the lag they cause (up to
+:data:`FRAME_LAG_LIMIT` wall seconds' worth) is caught up over the next ticks, back to back, as fast as the machine
+allows, and only dropped when the machine cannot catch up. ``realtime_factor`` 0 means as fast as possible (each
+tick steps for one tick's worth of wall time, then lets the caller serve its callbacks). A paused runner (ROS
+lockstep) advances only through :meth:`Runner.advance_to`.
 
 Between ticks the runner draws the viewer's frames when they are due (sparingly while the simulation is behind, see
 :class:`~mvsim_core.gui.window.Viewer`) and waits through a caller-given function: ``time.sleep`` for the CLI, the ROS
@@ -37,6 +39,8 @@ DEFAULT_TICK_RATE = 100.0  # Hz: ticks of the run loop
 DEFAULT_MAX_CATCHUP = 0.1  # s of simulated time advanced in one tick at most
 STATUS_PERIOD = 0.5  # s (wall) between two status lines
 STEP_TOLERANCE = 1e-6  # steps: a target this close to a step boundary counts as reaching it
+FRAME_LAG_LIMIT = 0.5  # wall s of viewer frames whose lag is caught up rather than dropped
+BEHIND_HOLD = 0.5  # wall s a dropped lag keeps the runner "behind" (the viewer keeps drawing sparingly)
 
 
 class FrameSink(Protocol):
@@ -129,6 +133,10 @@ class Runner:
         self.paused = False
         self.dropped = 0.0
         self.steps = 0
+        self.catching_up = False
+        """True when the last tick left lag to catch up (the loop then ticks again at once)."""
+        self._owed = 0.0  # simulated s of lag caused by viewer frames, still to be caught up
+        self._last_drop = -math.inf
         self.anchor_wall = self.anchor_sim = 0.0
         self._wall0 = self._sim0 = 0.0
         self.reanchor()
@@ -140,6 +148,8 @@ class Runner:
         now = self.clock() if now is None else now
         self.anchor_wall = self._wall0 = now
         self.anchor_sim = self._sim0 = self.world.time
+        self._owed = 0.0
+        self.catching_up = False
 
     def set_realtime_factor(self, factor: float) -> None:
         """Change the pace from now on (0 = as fast as possible)."""
@@ -158,7 +168,7 @@ class Runner:
         as fast as possible; never while paused): the viewer then draws sparingly."""
         if self.paused:
             return False
-        if self.realtime_factor <= 0:
+        if self.realtime_factor <= 0 or now - self._last_drop < BEHIND_HOLD:
             return True
         target = self.anchor_sim + (now - self.anchor_wall) * self.realtime_factor
         return target - self.world.time > self.realtime_factor / self.tick_rate + self.world.timestep
@@ -188,14 +198,31 @@ class Runner:
             return n
         target = self.anchor_sim + (now - self.anchor_wall) * self.realtime_factor
         lag = target - w.time
-        if lag > self.max_catchup:  # cannot keep up (or was suspended): drop the excess
-            excess = lag - self.max_catchup
+        allowed = self.max_catchup + self._owed
+        if lag > allowed:  # cannot keep up (or was suspended): drop the excess
+            excess = lag - allowed
             self.dropped += excess
             self.anchor_sim -= excess
             target -= excess
+            lag = allowed
+            self._last_drop = now
+        if lag > self.max_catchup:  # frames' lag: at most max_catchup now, the rest in the next ticks
+            target = w.time + self.max_catchup
         if end is not None:
             target = min(target, end)
-        return self.advance_to(target)
+        t0 = w.time
+        n = self.advance_to(target)
+        left = lag - (w.time - t0)
+        self._owed = min(self._owed, max(0.0, left))
+        self.catching_up = left > w.timestep
+        return n
+
+    def frame_drawn(self, seconds: float) -> None:
+        """The viewer took ``seconds`` of wall time: the lag that makes is caught up, not dropped (see the module
+        docstring)."""
+        if self.realtime_factor > 0 and not self.paused:
+            limit = FRAME_LAG_LIMIT * self.realtime_factor
+            self._owed = min(self._owed + seconds * self.realtime_factor, limit)
 
     # ------------------------------------------------------------------ the loop
     def run(self, duration: float | None = None, *, stop: threading.Event | None = None,
@@ -231,7 +258,9 @@ class Runner:
                     if on_tick is not None:
                         on_tick(n)
                     next_tick += period
-                    if next_tick <= now:
+                    if self.catching_up:
+                        next_tick = self.clock()  # tick again right after serving callbacks
+                    elif next_tick <= now:
                         next_tick = now + period
                     if self.status is not None:
                         self.status.update(self, self.clock())
@@ -244,6 +273,7 @@ class Runner:
                         if not viewer.frame(self.achieved_rtf(now)):
                             reason = "window closed"
                             break
+                        self.frame_drawn(self.clock() - now)
                         pause = 0.0 if fast else max(0.0, next_tick - self.clock())
                     pause = min(pause, viewer.wait_time(self.clock(), behind))
                 wait(pause)

@@ -208,3 +208,42 @@ def test_behind_is_more_than_one_tick_of_lag(world):
     r.paused = False
     r.set_realtime_factor(0.0)
     assert r.behind(wall.t)  # as fast as possible: always behind
+
+
+class SlowFrames(Viewer):
+    """A window whose frames take ``cost`` wall seconds, drawn every 50 ms, every 250 ms while behind."""
+
+    def __init__(self, wall: FakeWall, cost: float) -> None:
+        super().__init__(wall, close_after=10**9)
+        self.cost = cost
+
+    def due(self, now: float, behind: bool = False) -> bool:
+        return now - self.last >= (0.25 if behind else 0.05)
+
+    def wait_time(self, now: float, behind: bool = False) -> float:
+        return max(0.0, self.last + (0.25 if behind else 0.05) - now)
+
+    def frame(self, rtf: float | None = None) -> bool:
+        self.wall.t += self.cost
+        return super().frame(rtf)
+
+
+@pytest.mark.parametrize(("step_cost", "rtf_with_window", "drops"), [
+    (0.005 / 20.0, 10.0, False),  # the machine runs 20 x real time: frames' lag caught up, nothing dropped
+    # 10.5 x: frames budgeted to 40 ms every 290 ms leave 86 % of the wall time, 9.05 x; once the frames' lag
+    # passes half a wall second (5 simulated s), the rest is dropped
+    (0.005 / 10.5, 9.05, True),
+])
+def test_viewer_frames_lag_is_caught_up_not_dropped(world, step_cost, rtf_with_window, drops):
+    """At a requested real-time factor of 10, 40 ms frames put the simulation 0.4 s behind each time: that lag is
+    caught up over the next ticks (back to back) instead of being dropped like a stall's."""
+    wall = FakeWall(step_cost=step_cost)
+    costly(world, wall)
+    v = SlowFrames(wall, cost=0.04)
+    r = Runner(world, realtime_factor=10.0, viewer=v, clock=wall)
+    w0 = wall.t
+    r.run(80.0, wait=wall.sleep)
+    achieved = 80.0 / (wall.t - w0)
+    assert achieved == pytest.approx(rtf_with_window, rel=0.05)
+    assert (r.dropped > 0) is drops
+    assert len(v.frames) >= 8  # the window kept drawing (sparingly while catching up)
