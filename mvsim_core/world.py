@@ -167,11 +167,11 @@ class World:
         Raises:
             SimulationError: a body became NaN/inf or ran away (the message names it and the step).
         """
-        if self._physics is None:
+        physics, scheduler, dt = self._physics, self._scheduler, self._dt
+        if physics is None or scheduler is None or dt is None:
             self.start()
-        physics, scheduler = self.physics, self.sensor_scheduler
+            physics, scheduler, dt = self.physics, self.sensor_scheduler, self.timestep
         with self.step_guard or nullcontext():
-            dt = self.timestep
             t = self.time + dt  # the end of this step, as sensors and loggers stamp it
             physics.fit_terrain()  # z, pitch, roll from the ground; slope gravity; terrain steps and grid walls
             physics.run_controllers(dt)  # wheel torques and steering
