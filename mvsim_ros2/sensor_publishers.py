@@ -20,6 +20,7 @@ from sensor_msgs.msg import CameraInfo, Image, Imu, LaserScan, NavSatFix, PointC
 
 from mvsim_core.sensors import Camera, Gnss, Lidar2D, Lidar3D, RgbdCamera, Sensor
 from mvsim_core.sensors import Imu as ImuSensor
+from mvsim_core.sensors.base import class_row
 from mvsim_core.sensors.rgbd_camera import OPTICAL_WRT_SENSOR
 from mvsim_ros2 import conversions as cv
 from mvsim_ros2 import naming
@@ -231,12 +232,7 @@ SENSOR_PUBLISHERS: dict[type[Sensor], SensorPublisher] = {
 
 def sensor_publisher(sensor: Any) -> SensorPublisher | None:
     """The row of a sensor (or sensor class): its class's, else the nearest base class's; None when there is none."""
-    cls = sensor if isinstance(sensor, type) else type(sensor)
-    for c in cls.__mro__:
-        row = SENSOR_PUBLISHERS.get(c)
-        if row is not None:
-            return row
-    return None
+    return class_row(SENSOR_PUBLISHERS, sensor)
 
 
 def sensor_static_tfs(sensor: Any, t: float) -> list[Any]:

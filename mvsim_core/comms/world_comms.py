@@ -65,6 +65,7 @@ from mvsim_core.comms.server import DEFAULT_PORT, LOOPBACK
 from mvsim_core.errors import ControllerError
 from mvsim_core.geometry.rotations import compose, relative
 from mvsim_core.sensors import Camera, Gnss, Imu, Lidar2D, Lidar3D, RgbdCamera, Sensor
+from mvsim_core.sensors.base import class_row
 
 log = logging.getLogger("mvsim.comms.world")
 
@@ -232,12 +233,7 @@ SENSOR_TOPICS: dict[type[Sensor], SensorTopic] = {
 
 def sensor_topic(sensor: Sensor | type[Sensor]) -> SensorTopic | None:
     """The row of a sensor (or sensor class): its class's, else the nearest base class's; None when there is none."""
-    cls = sensor if isinstance(sensor, type) else type(sensor)
-    for c in cls.__mro__:
-        row = SENSOR_TOPICS.get(c)
-        if row is not None:
-            return row
-    return None
+    return class_row(SENSOR_TOPICS, sensor)
 
 
 class _SensorTopic:

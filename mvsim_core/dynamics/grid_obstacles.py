@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from mvsim_core.dynamics.cell_squares import swap_cell_squares
+
 GRID_OCCUPIED = 0.5
 """Cells whose occupancy probability is above this are obstacles."""
 GRID_HALF_WIDTH = 0.5
@@ -112,18 +114,5 @@ class GridObstacles:
             new = set(lin[self.occupied[lin]].tolist())
             old = self.near[k]
             self.near[k] = new
-            for c in old - new:
-                left = self.refcount[c] - 1
-                if left:
-                    self.refcount[c] = left
-                else:
-                    del self.refcount[c]
-                    self.body.DestroyFixture(self.fixtures.pop(c))
-            for c in new - old:
-                if c in self.refcount:
-                    self.refcount[c] += 1
-                    continue
-                self.refcount[c] = 1
-                cx, cy = self.cell_center(c)
-                self.fixtures[c] = self.body.CreatePolygonFixture(box=(h, h, (cx, cy), 0.0), friction=self.friction,
-                                                                  restitution=self.restitution)
+            swap_cell_squares(self.body, self.fixtures, self.refcount, old, new, h, self.cell_center, self.friction,
+                              self.restitution)

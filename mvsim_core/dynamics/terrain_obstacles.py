@@ -63,6 +63,7 @@ import numpy as np
 from numba import njit
 
 import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
+from mvsim_core.dynamics.cell_squares import swap_cell_squares
 from mvsim_core.geometry.rotation_kernels import rotation_entries
 
 STEP_FACTOR = 0.55
@@ -509,19 +510,5 @@ class TerrainObstacles:
 
     def _swap(self, old: set[int], new: set[int]) -> None:
         """Reference counts and squares for one vehicle whose step cells went from ``old`` to ``new``."""
-        for c in old - new:
-            left = self.refcount[c] - 1
-            if left:
-                self.refcount[c] = left
-            else:
-                del self.refcount[c]
-                self.body.DestroyFixture(self.fixtures.pop(c))
-        for c in new - old:
-            if c in self.refcount:
-                self.refcount[c] += 1
-                continue
-            self.refcount[c] = 1
-            cx, cy = cell_center(c)
-            self.fixtures[c] = self.body.CreatePolygonFixture(box=(HALF_SIZE, HALF_SIZE, (cx, cy), 0.0),
-                                                              friction=OBSTACLE_FRICTION,
-                                                              restitution=OBSTACLE_RESTITUTION)
+        swap_cell_squares(self.body, self.fixtures, self.refcount, old, new, HALF_SIZE, cell_center,
+                          OBSTACLE_FRICTION, OBSTACLE_RESTITUTION)

@@ -20,8 +20,8 @@ and images rendered in batches); :attr:`Sensor.last` holds the latest observatio
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from mvsim_core.objects.visual import Visual, parse_visuals
 from mvsim_core.xml.context import ParseContext
@@ -38,6 +38,20 @@ from mvsim_core.xml.params import (
 
 if TYPE_CHECKING:
     from mvsim_core.sensors.scheduler import SensorContext
+
+
+RowT = TypeVar("RowT")
+
+
+def class_row(table: Mapping[type, RowT], sensor: Sensor | type[Sensor]) -> RowT | None:
+    """The row of an adapter table keyed by sensor class (ZMQ topics, ROS publishers) for ``sensor`` (an instance or
+    a class): its class's row, else the nearest base class's; None when there is none."""
+    cls = sensor if isinstance(sensor, type) else type(sensor)
+    for c in cls.__mro__:
+        row = table.get(c)
+        if row is not None:
+            return row
+    return None
 
 
 class Observation(Protocol):

@@ -1,0 +1,31 @@
+"""Reference-counted cell squares shared by grid and terrain obstacles: a square exists while some body needs it."""
+
+from __future__ import annotations
+
+import Box2D
+import pytest
+
+from mvsim_core.dynamics.cell_squares import swap_cell_squares
+
+
+def test_squares_live_while_some_body_needs_them():
+    world = Box2D.b2World(gravity=(0, 0))
+    body = world.CreateStaticBody()
+    fixtures: dict = {}
+    refcount: dict = {}
+
+    def center(k: int) -> tuple[float, float]:
+        return float(k), 0.0
+
+    swap_cell_squares(body, fixtures, refcount, set(), {1, 2}, 0.5, center, 0.7, 0.1)  # body A
+    swap_cell_squares(body, fixtures, refcount, set(), {2, 3}, 0.5, center, 0.7, 0.1)  # body B
+    assert refcount == {1: 1, 2: 2, 3: 1} and len(body.fixtures) == 3
+    f2 = fixtures[2]
+    swap_cell_squares(body, fixtures, refcount, {1, 2}, {5}, 0.5, center, 0.7, 0.1)  # A moves away
+    assert refcount == {2: 1, 3: 1, 5: 1} and fixtures[2] is f2 and len(body.fixtures) == 3  # B still holds 2
+    sq = fixtures[5]
+    assert (sq.friction, sq.restitution) == (pytest.approx(0.7), pytest.approx(0.1))
+    xs = sorted(v[0] for v in sq.shape.vertices)
+    assert xs == pytest.approx([4.5, 4.5, 5.5, 5.5])  # a 1 m square centred on cell 5
+    swap_cell_squares(body, fixtures, refcount, {2, 3}, set(), 0.5, center, 0.7, 0.1)  # B leaves
+    assert refcount == {5: 1} and list(fixtures) == [5] and len(body.fixtures) == 1
