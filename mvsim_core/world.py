@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from mvsim_core.errors import MvsimError
 from mvsim_core.rng import WorldRandom
 from mvsim_core.xml.node import XmlNode
@@ -159,6 +161,11 @@ class World:
         if self._scheduler is None:
             raise MvsimError("the world has not started: call world.start() (or step it) first")
         return self._scheduler
+
+    def sensor_poses(self, sensors: list[Sensor]) -> tuple[np.ndarray, np.ndarray]:
+        """Where ``sensors`` are now: rotations (n, 3, 3) and positions (n, 3, m) of their frames in the world frame
+        (each vehicle's pose composed with the sensor's pose on it; standalone sensors as placed). Starts the world."""
+        return self.start().sensor_scheduler.ctx.sensor_poses(sensors)
 
     # ------------------------------------------------------------------ the step
     def step(self) -> None:

@@ -92,7 +92,7 @@ def camera_frusta(world: Any) -> tuple[np.ndarray, np.ndarray]:
     cams = [s for v in world.vehicles.values() for s in v.sensors.values() if isinstance(s, (Camera, RgbdCamera))]
     if not cams:
         return _EMPTY_POINTS
-    rot, pos = world.sensor_scheduler.ctx.sensor_poses(cams)
+    rot, pos = world.sensor_poses(cams)
     segs = []
     for i, s in enumerate(cams):
         if isinstance(s, RgbdCamera):

@@ -137,3 +137,19 @@ def test_step_order_listeners_see_sensors_and_clock_of_the_step(repo_dir):
     w.remove_step_listener(listener)  # not registered: nothing happens
     w.run(0.1)
     assert len(seen) == round(0.1 / w.timestep)
+
+
+def test_sensor_poses_compose_vehicle_and_mount(tmp_path):
+    (tmp_path / "w.xml").write_text("""<mvsim_world version="1.0">
+  <vehicle name="r1">
+    <dynamics class="differential"><controller class="twist_ideal"/></dynamics>
+    <init_pose>2 1 90</init_pose>
+    <sensor class="laser" name="l1"><pose_3d>0.5 0 0.3 0 0 0</pose_3d></sensor>
+  </vehicle>
+</mvsim_world>
+""")
+    w = mv.load_world(tmp_path / "w.xml")
+    rot, pos = w.sensor_poses([w.vehicles["r1"].sensors["l1"]])
+    assert w.started  # asking where sensors are starts the world
+    assert pos[0] == pytest.approx([2.0, 1.5, 0.3], abs=1e-6)  # 0.5 m ahead of a robot facing +y (float32 yaw)
+    assert rot[0] @ [1.0, 0.0, 0.0] == pytest.approx([0.0, 1.0, 0.0], abs=1e-6)
