@@ -53,6 +53,11 @@ class FrameSink(Protocol):
     def frame(self, rtf: float | None = None) -> bool: ...
 
 
+def _check_factor(factor: float) -> None:
+    if not (math.isfinite(factor) and factor >= 0):
+        raise ValueError(f"realtime_factor must be a number >= 0 (got {factor})")
+
+
 class StatusLine:
     """``sim time T s | real-time factor F | vehicles N`` (plus ``extra()`` fields), at most every
     :data:`STATUS_PERIOD` wall seconds.
@@ -117,8 +122,7 @@ class Runner:
     def __init__(self, world: World, *, realtime_factor: float = 1.0, tick_rate: float = DEFAULT_TICK_RATE,
                  max_catchup: float = DEFAULT_MAX_CATCHUP, viewer: FrameSink | None = None,
                  status: StatusLine | None = None, clock: Callable[[], float] = time.perf_counter) -> None:
-        if not (math.isfinite(realtime_factor) and realtime_factor >= 0):
-            raise ValueError(f"realtime_factor must be a number >= 0 (got {realtime_factor})")
+        _check_factor(realtime_factor)
         if not (math.isfinite(tick_rate) and tick_rate > 0):
             raise ValueError(f"tick_rate must be > 0 Hz (got {tick_rate})")
         if not max_catchup > 0:
@@ -153,8 +157,7 @@ class Runner:
 
     def set_realtime_factor(self, factor: float) -> None:
         """Change the pace from now on (0 = as fast as possible)."""
-        if not (math.isfinite(factor) and factor >= 0):
-            raise ValueError(f"realtime_factor must be a number >= 0 (got {factor})")
+        _check_factor(factor)
         self.realtime_factor = float(factor)
         self.reanchor()
 

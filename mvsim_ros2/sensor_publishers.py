@@ -96,28 +96,26 @@ def rgbd_topics(base: str) -> dict[str, str]:
 
 
 # ---------------------------------------------------------------------- builders
-def _laser(ctx: PublishContext, sensor: Any, topics: dict[str, str]) -> Publish:
-    p = ctx.create_publisher(LaserScan, topics["main"], naming.qos_sensor())
-    period, st, count = float(sensor.period), ctx.stamp, ctx.count
-
-    def publish(obs: Any) -> None:
-        if p.get_subscription_count():
-            p.publish(cv.laser_scan_msg(obs, st(obs.stamp), scan_time=period))
-            count(1)
-
-    return publish
-
-
-def _lidar3d(ctx: PublishContext, sensor: Any, topics: dict[str, str]) -> Publish:
-    p = ctx.create_publisher(PointCloud2, topics["points"], naming.qos_sensor())
+def _one_message(ctx: PublishContext, msg_type: Any, topic: str, convert: Callable[[Any, float], Any]) -> Publish:
+    """A publisher of one message per observation: ``convert(obs, stamp)`` built only while someone subscribes."""
+    p = ctx.create_publisher(msg_type, topic, naming.qos_sensor())
     st, count = ctx.stamp, ctx.count
 
     def publish(obs: Any) -> None:
         if p.get_subscription_count():
-            p.publish(cv.lidar3d_cloud_msg(obs, st(obs.stamp)))
+            p.publish(convert(obs, st(obs.stamp)))
             count(1)
 
     return publish
+
+
+def _laser(ctx: PublishContext, sensor: Any, topics: dict[str, str]) -> Publish:
+    period = float(sensor.period)
+    return _one_message(ctx, LaserScan, topics["main"], lambda obs, t: cv.laser_scan_msg(obs, t, scan_time=period))
+
+
+def _lidar3d(ctx: PublishContext, sensor: Any, topics: dict[str, str]) -> Publish:
+    return _one_message(ctx, PointCloud2, topics["points"], cv.lidar3d_cloud_msg)
 
 
 def _camera(ctx: PublishContext, sensor: Any, topics: dict[str, str]) -> Publish:
@@ -193,29 +191,14 @@ def _rgbd_frames(sensor: Any, t: float) -> list[Any]:
 
 
 def _imu(ctx: PublishContext, sensor: Any, topics: dict[str, str]) -> Publish:
-    p = ctx.create_publisher(Imu, topics["main"], naming.qos_sensor())
     gyro, accel = float(sensor.gyro_noise), float(sensor.accel_noise)
     orient = float(sensor.params.get("orientation_std_noise", 0.0))
-    st, count = ctx.stamp, ctx.count
-
-    def publish(obs: Any) -> None:
-        if p.get_subscription_count():
-            p.publish(cv.imu_msg(obs, st(obs.stamp), gyro_sigma=gyro, accel_sigma=accel, orientation_sigma=orient))
-            count(1)
-
-    return publish
+    return _one_message(ctx, Imu, topics["main"], lambda obs, t: cv.imu_msg(
+        obs, t, gyro_sigma=gyro, accel_sigma=accel, orientation_sigma=orient))
 
 
 def _gnss(ctx: PublishContext, sensor: Any, topics: dict[str, str]) -> Publish:
-    p = ctx.create_publisher(NavSatFix, topics["main"], naming.qos_sensor())
-    st, count = ctx.stamp, ctx.count
-
-    def publish(obs: Any) -> None:
-        if p.get_subscription_count():
-            p.publish(cv.nav_sat_fix_msg(obs, st(obs.stamp)))
-            count(1)
-
-    return publish
+    return _one_message(ctx, NavSatFix, topics["main"], cv.nav_sat_fix_msg)
 
 
 # ---------------------------------------------------------------------- the table
