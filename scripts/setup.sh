@@ -10,7 +10,7 @@ PY=${PYTHON:-python3}
 APT_LIST=scripts/apt-packages.txt
 
 inputs_hash() {
-  { cat setup.py package.xml scripts/setup.sh scripts/setup_ros.sh "$APT_LIST"; find scripts/ros_interfaces -type f | sort | xargs cat;
+  { cat setup.py package.xml scripts/setup.sh scripts/setup_ros.sh scripts/ament_register.sh "$APT_LIST"; ls ../shared/third_party/ros2 2>/dev/null; find scripts/ros_interfaces -type f | sort | xargs cat;
     echo "ROS_DISTRO=${ROS_DISTRO:-} MVSIM_SKIP_ROS=${MVSIM_SKIP_ROS:-0}"; } 2>/dev/null | sha256sum | cut -c1-16; }
 want=$(inputs_hash)
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ] && [ -x "$VENV/bin/python" ]; then
