@@ -9,12 +9,20 @@ Public API::
 
 import logging
 
-from mvsim_core.errors import AssetError, ControllerError, ExpressionError, MvsimError, WorldFileError
+from mvsim_core.dynamics.command_limits import CommandLimits
+from mvsim_core.errors import (
+    AssetError,
+    CommandValueError,
+    ControllerError,
+    ExpressionError,
+    MvsimError,
+    WorldFileError,
+)
 from mvsim_core.loader import load_world
 from mvsim_core.world import World
 
-__all__ = ["load_world", "World", "MvsimError", "WorldFileError", "ControllerError", "ExpressionError",
-           "AssetError"]
+__all__ = ["load_world", "World", "MvsimError", "WorldFileError", "ControllerError", "CommandValueError",
+           "CommandLimits", "ExpressionError", "AssetError"]
 __version__ = "0.1.0"
 
 # a library does not print: warnings go to World.warnings and to this logger, which the application configures

@@ -71,3 +71,23 @@ class AssetError(MvsimError):
 
 class ControllerError(MvsimError):
     """A command was sent to a vehicle whose controller cannot take it."""
+
+
+class CommandValueError(ControllerError, ValueError):
+    """A command carries a NaN or infinite value: it is refused and the vehicle keeps its last good command
+    (:mod:`mvsim_core.dynamics.command_limits`).
+
+    Attributes:
+        vehicle: the vehicle's name.
+        field: the refused field of the command (``vx``, ``vy``, ``wz``, ``speed``, ``steer``, ``torques[i]``).
+        value: its value (NaN or ±inf).
+    """
+
+    def __init__(self, vehicle: str, field: str, value: float) -> None:
+        self.vehicle = vehicle
+        self.field = field
+        self.value = float(value)
+        super().__init__(f"vehicle '{vehicle}': {field} is {self.value}; command ignored, the last good one stays")
+
+    def __reduce__(self):
+        return (type(self), (self.vehicle, self.field, self.value))

@@ -9,8 +9,10 @@ Services (input → output; answers and error texts as upstream):
 * ``get_pose`` (SrvGetPose → SrvGetPoseAnswer): pose (world frame, m / rad), twist in the body frame
   (vx, vy, 0, 0, 0, ωz) and the latched collision flag (reset afterwards).
 * ``set_controller_twist`` (SrvSetControllerTwist → SrvSetControllerTwistAnswer): (vx, vy, ωz) of ``twistSetPoint``
-  to the vehicle's controller; errors "objectId not found", "objectId is not of VehicleBase type", "objectId vehicle
-  seems not to have any controller", "objectId vehicle controller did not accept the twist command".
+  to the vehicle's controller, clamped to its command limits (``Vehicle.set_twist``); errors "objectId not found",
+  "objectId is not of VehicleBase type", "objectId vehicle seems not to have any controller", "objectId vehicle
+  controller did not accept the twist command", and for a NaN/inf value the core's message (``vehicle 'r1': vx is
+  nan; command ignored, the last good one stays``; upstream has no such check).
 * ``shutdown`` (SrvShutdown → SrvShutdownAnswer{accepted=true}): sets :attr:`WorldComms.shutdown_requested`; the
   runner (``mvsim launch``) then stops.
 
@@ -62,7 +64,7 @@ from mvsim_core.comms.proto import (
     mvsim_core_msgs_pb2,
 )
 from mvsim_core.comms.server import DEFAULT_PORT, LOOPBACK
-from mvsim_core.errors import ControllerError
+from mvsim_core.errors import CommandValueError, ControllerError
 from mvsim_core.geometry.rotations import compose, relative
 from mvsim_core.sensors import Camera, Gnss, Imu, Lidar2D, Lidar3D, RgbdCamera, Sensor
 from mvsim_core.sensors.base import class_row
@@ -480,11 +482,11 @@ class WorldComms:
             if getattr(veh, "controller", None) is None:
                 ans.errorMessage = "objectId vehicle seems not to have any controller"
                 return ans
-            if not all(math.isfinite(v) for v in (t.vx, t.vy, t.wz)):
-                ans.errorMessage = "objectId vehicle controller did not accept the twist command"
-                return ans
             try:
-                veh.set_twist(t.vx, t.vy, t.wz)
+                veh.set_twist(t.vx, t.vy, t.wz)  # clamped to the vehicle's command limits
+            except CommandValueError as e:  # NaN/inf: refused, the last good command stays
+                ans.errorMessage = str(e)
+                return ans
             except ControllerError:
                 ans.errorMessage = "objectId vehicle controller did not accept the twist command"
                 return ans

@@ -5,6 +5,7 @@ The front wheels always sit at x = ``f_wheels_x`` and y = ±``f_wheels_d``/2, wh
 
 import math
 
+from mvsim_core.dynamics.command_limits import CommandLimits
 from mvsim_core.dynamics.controllers.base import Family
 from mvsim_core.objects.vehicles.base import VehicleDynamics
 from mvsim_core.objects.wheel import Wheel
@@ -33,6 +34,18 @@ class Ackermann(VehicleDynamics):
     chassis_color = (0xE8, 0x30, 0x00, 255)
     chassis_shape = ACKERMANN_CHASSIS
     PARAMS = ACKERMANN_PARAMS
+    max_wheel_speed = 50.0
+
+    def command_limits(self, chassis_mass: float) -> CommandLimits:
+        """Default command limits: speed ``max_wheel_speed`` (m/s); steering ±``max_steer_ang_deg``; angular speed
+        max_wheel_speed·tan(max_steer)/wheelbase (the tightest turn at top speed, rad/s); torque as for every
+        class (:meth:`VehicleDynamics.command_limits`)."""
+        speed = self.max_wheel_speed
+        steer = self.max_steer
+        wb = abs(self.wheelbase)
+        omega = speed * math.tan(min(steer, 0.5 * math.pi - 1e-6)) / wb if wb > 0 else math.inf
+        return CommandLimits(max_speed=speed, max_omega=omega, max_steer=steer,
+                             max_torque=self._max_torque(chassis_mass))
 
     # ------------------------------------------------------------------ run time
     @property

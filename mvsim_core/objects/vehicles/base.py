@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from mvsim_core.dynamics.command_limits import CommandGate, CommandLimits
 from mvsim_core.dynamics.controllers.base import Family
+from mvsim_core.errors import ControllerError
 from mvsim_core.objects.block import _footprint_from_visuals, parse_shape
 from mvsim_core.objects.simulable import SIMULABLE_TAGS, SimulableSpec, parse_simulable
 from mvsim_core.objects.visual import Visual, parse_visuals
@@ -66,6 +68,10 @@ class VehicleDynamics:
             frame): chassis defaults.
         PARAMS: extra child parameters of ``<dynamics>``.
         lr_pattern: the :class:`WheelSide` (or None: no torque) of each wheel, for differential controllers.
+        max_wheel_speed: the fastest a wheel's rim may be commanded to go (m/s), a generous physical bound from
+            which :meth:`command_limits` derives the speed limits (10 m/s for small robots, 50 m/s for cars).
+        max_acceleration: the acceleration (m/s²) that the largest torque command could give the whole vehicle
+            through one wheel (:meth:`command_limits`; 5 g).
 
     Class attributes (derived):
         registry: xml class -> dynamics class, filled when a class is defined.
@@ -82,6 +88,8 @@ class VehicleDynamics:
     chassis_shape: ClassVar[tuple[tuple[float, float], ...]] = ()
     PARAMS: ClassVar[tuple[Param, ...]] = ()
     lr_pattern: ClassVar[tuple[WheelSide | None, ...]] = (WheelSide.LEFT, WheelSide.RIGHT)
+    max_wheel_speed: ClassVar[float] = 10.0
+    max_acceleration: ClassVar[float] = 50.0
     registry: ClassVar[dict[str, type[VehicleDynamics]]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -108,6 +116,21 @@ class VehicleDynamics:
     def __init__(self, params: ParamValues, wheels: list[Wheel]) -> None:
         self.params = params
         self.wheels = wheels
+
+    def command_limits(self, chassis_mass: float) -> CommandLimits:
+        """The default limits of commands to a vehicle of this class (:mod:`mvsim_core.dynamics.command_limits`):
+        speed ``max_wheel_speed``; angular speed 2·max_wheel_speed/track (the two wheels of the first pair at
+        full speed in opposite directions); torque max_acceleration · total mass (kg) · largest wheel radius; no
+        steering limit (the class does not steer)."""
+        w0, w1 = self.wheels[0], self.wheels[1]
+        track = abs(w0.y - w1.y)
+        speed = self.max_wheel_speed
+        omega = 2.0 * speed / track if track > 0 else math.inf
+        return CommandLimits(max_speed=speed, max_omega=omega, max_torque=self._max_torque(chassis_mass))
+
+    def _max_torque(self, chassis_mass: float) -> float:
+        mass = chassis_mass + sum(w.mass for w in self.wheels)
+        return self.max_acceleration * mass * max(w.radius for w in self.wheels)
 
     # ------------------------------------------------------------------ run time: torques
     def set_lr_torques(self, veh: Vehicle, left: float, right: float) -> None:
@@ -176,6 +199,7 @@ class Vehicle:
         sim: initial pose/velocity, publishing.
         visuals: visual models.
         node: the instance node.
+        command_limits: limits of commands (property; :mod:`mvsim_core.dynamics.command_limits`).
     """
 
     name: str
@@ -201,6 +225,7 @@ class Vehicle:
     logger: VehicleLogger | None = None  # created by World.start
     _physics: Physics | None = field(default=None, repr=False)
     _index: int = -1
+    _gate: CommandGate | None = field(default=None, repr=False)  # created on the first command
 
     @property
     def wheels(self) -> list[Wheel]:
@@ -233,47 +258,72 @@ class Vehicle:
         """Read pose, twist and odometry from ``physics`` arrays at row ``index`` from now on."""
         self._physics, self._index = physics, index
 
-    def set_twist(self, vx: float, vy: float, wz: float) -> None:
-        """Command a body-frame twist (m/s, m/s, rad/s) to the vehicle's controller.
+    @property
+    def command_limits(self) -> CommandLimits:
+        """The limits of commands to this vehicle (m/s, rad/s, rad, N·m; defaults from its dynamics class, see
+        :mod:`mvsim_core.dynamics.command_limits`). Assign a new one to change them, e.g.
+        ``veh.command_limits = veh.command_limits.replace(max_speed=1.5)``."""
+        return self._command_gate().limits
+
+    @command_limits.setter
+    def command_limits(self, limits: CommandLimits) -> None:
+        if not isinstance(limits, CommandLimits):
+            raise TypeError(f"command_limits must be a CommandLimits, not {type(limits).__name__}")
+        self._command_gate().limits = limits
+
+    def _command_gate(self) -> CommandGate:
+        if self._gate is None:
+            self._gate = CommandGate(self.name, self.dynamics.command_limits(self.chassis.mass))
+        return self._gate
+
+    def set_twist(self, vx: float, vy: float, wz: float) -> tuple[float, float, float]:
+        """Command a body-frame twist (m/s, m/s, rad/s) to the vehicle's controller, each value clamped to
+        :attr:`command_limits`; the twist commanded.
 
         Raises:
+            CommandValueError: a NaN or infinite value (the last good command stays in force).
             ControllerError: the controller does not take twists (``raw``, ``front_steer_pid``).
         """
-        from mvsim_core.errors import ControllerError
-
+        cmd = self._command_gate().twist(vx, vy, wz)
         try:
-            self.controller.set_twist(vx, vy, wz)
+            self.controller.set_twist(*cmd)
         except ControllerError as e:
             raise ControllerError(f"vehicle '{self.name}': {e}") from None
+        return cmd
 
-    def drive(self, speed: float, steer: float) -> None:
-        """Command a forward speed (m/s) and a steering angle (rad, positive turns left) to the vehicle's controller:
-        ``front_steer_pid`` takes them as given; the twist controllers of Ackermann vehicles follow
-        (speed, 0, speed·tan(steer)/wheelbase).
+    def drive(self, speed: float, steer: float) -> tuple[float, float]:
+        """Command a forward speed (m/s) and a steering angle (rad, positive turns left), each clamped to
+        :attr:`command_limits`, to the vehicle's controller: ``front_steer_pid`` takes them as given; the twist
+        controllers of Ackermann vehicles follow (speed, 0, speed·tan(steer)/wheelbase). The (speed, steer)
+        commanded.
 
         Raises:
+            CommandValueError: a NaN or infinite value (the last good command stays in force).
             ControllerError: the controller takes no such command (differential vehicles, ``raw``).
         """
-        from mvsim_core.errors import ControllerError
-
+        cmd = self._command_gate().drive(speed, steer)
         try:
-            self.controller.drive(speed, steer, getattr(self.dynamics, "wheelbase", None))
+            self.controller.drive(*cmd, getattr(self.dynamics, "wheelbase", None))
         except ControllerError as e:
             raise ControllerError(f"vehicle '{self.name}': {e}") from None
+        return cmd
 
-    def set_torques(self, torques: Sequence[float], steer: float | None = None) -> None:
+    def set_torques(self, torques: Sequence[float], steer: float | None = None
+                    ) -> tuple[tuple[float, ...], float | None]:
         """Command raw torques (N·m, negative drives forward) and, on Ackermann vehicles, a steering angle (rad;
-        None keeps it) to a ``raw`` controller.
+        None keeps it) to a ``raw`` controller, each clamped to :attr:`command_limits`; the (torques, steer)
+        commanded.
 
         Raises:
+            CommandValueError: a NaN or infinite value (the last good command stays in force).
             ControllerError: the controller is not ``raw``, or the number of torques is wrong.
         """
-        from mvsim_core.errors import ControllerError
-
+        cmd = self._command_gate().torques(torques, steer)
         try:
-            self.controller.set_torques(torques, steer)
+            self.controller.set_torques(*cmd)
         except ControllerError as e:
             raise ControllerError(f"vehicle '{self.name}': {e}") from None
+        return cmd
 
     def stop(self) -> None:
         """Zero the controller's command (twist 0; speed or torques 0, keeping the steering angle).
@@ -281,8 +331,6 @@ class Vehicle:
         Raises:
             ControllerError: the controller takes no commands.
         """
-        from mvsim_core.errors import ControllerError
-
         try:
             self.controller.stop()
         except ControllerError as e:

@@ -130,10 +130,34 @@ def test_unknown_objects_and_refused_twists(served):
     assert _twist(caller, "box1", 1, 0, 0).errorMessage == "objectId is not of VehicleBase type"
     r = _twist(caller, "r2", 1, 0, 0)  # raw controller
     assert (r.success, r.errorMessage) == (False, "objectId vehicle controller did not accept the twist command")
-    assert _twist(caller, "r1", float("nan"), 0, 0).errorMessage == ("objectId vehicle controller did not accept the "
-                                                                     "twist command")
+    assert _twist(caller, "r1", float("nan"), 0, 0).errorMessage == ("vehicle 'r1': vx is nan; command ignored, the "
+                                                                     "last good one stays")
     s = _set(caller, "r1", float("inf"), 0, 0)
     assert (s.success, s.errorMessage) == (False, "pose has NaN or infinite values")
+
+
+def test_non_finite_twists_are_refused_and_large_ones_clamped(served):
+    """Over real sockets: NaN/inf in any field answers an error naming it and leaves the last good command in force;
+    1e9 is clamped to the vehicle's limits; the server keeps serving and the world keeps stepping."""
+    world, _, caller = served
+    r1 = world.vehicles["r1"]
+    assert _twist(caller, "r1", 0.5, 0.0, 0.1).success
+    good = r1.controller.setpoint
+    for i, field in enumerate(("vx", "vy", "wz")):
+        for bad in (math.nan, math.inf, -math.inf):
+            args = [0.2, 0.0, 0.0]
+            args[i] = bad
+            a = _twist(caller, "r1", *args)
+            assert (a.success, a.errorMessage) == (False, f"vehicle 'r1': {field} is {bad}; command ignored, the "
+                                                          f"last good one stays")
+            assert r1.controller.setpoint == good
+    lim = r1.command_limits
+    assert _twist(caller, "r1", 1e9, -1e9, -1e9).success
+    assert tuple(r1.controller.setpoint) == (lim.max_speed, -lim.max_speed, -lim.max_omega)
+    world.run(0.5)
+    assert all(math.isfinite(v) for v in r1.pose)
+    assert r1.twist[0] == pytest.approx(lim.max_speed, rel=1e-6)  # twist_ideal: the clamped setpoint exactly
+    assert _get(caller, "r1").success
 
 
 def test_twist_moves_the_robot_while_the_world_runs_in_another_thread(served):

@@ -72,13 +72,16 @@ def test_set_twist_sets_the_setpoint_or_refuses(tmp_path, key):
 
 @pytest.mark.parametrize("key", list(EXPECTED), ids=IDS)
 def test_drive(tmp_path, key):
-    """front_steer_pid stores (speed, steer) as given (the control law clamps the angle); the twist controllers of
-    Ackermann vehicles take v, ω = v·tan δ / wheelbase; everything else refuses."""
+    """front_steer_pid stores (speed, steer) as given; a steering angle beyond max_steer is clamped to it (the
+    vehicle's command limits); the twist controllers of Ackermann vehicles take v, ω = v·tan δ / wheelbase; everything
+    else refuses."""
     v = vehicle(tmp_path, *key)
     c = v.controller
     if EXPECTED[key] == (DRIVE,):
-        v.drive(2.0, 0.75)  # beyond max_steer (30°): kept as commanded
-        assert (c.speed, c.steer_angle) == (2.0, 0.75)
+        v.drive(2.0, 0.5)
+        assert (c.speed, c.steer_angle) == (2.0, 0.5)
+        assert v.drive(2.0, 0.75) == (2.0, math.radians(30.0))  # beyond max_steer (30°): clamped
+        assert (c.speed, c.steer_angle) == (2.0, math.radians(30.0))
     elif DRIVE in EXPECTED[key]:
         v.drive(2.0, 0.3)
         assert c.setpoint == Twist2D(2.0, 0.0, 2.0 * math.tan(0.3) / WHEELBASE)
