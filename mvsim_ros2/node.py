@@ -22,10 +22,10 @@ default) advances ``lockstep_step`` simulated seconds, publishes everything due 
 ``success=true`` with ``message`` = the new simulated time in seconds. Setting ``lockstep`` false resumes real-time
 pacing from the current time (so ``lockstep`` doubles as pause).
 
-Topics: see :mod:`mvsim_ros2.naming` for the names and QoS; per vehicle ``cmd_vel`` (Twist) and ``ackermann_cmd``
-(AckermannDriveStamped) in (:mod:`mvsim_ros2.commands`), ``odom``, ``base_pose_ground_truth``, ``collision``,
-``chassis_markers``, ``chassis_polygon``, ``tf``, ``tf_static``, ``amcl_pose`` and ``particlecloud`` out
-(:mod:`mvsim_ros2.vehicle_publishers`), plus one or more topics per sensor (:mod:`mvsim_ros2.sensor_publishers`);
+Topics: see :mod:`mvsim_ros2.naming` for the names and QoS; per vehicle ``cmd_vel`` (Twist or TwistStamped) and
+``ackermann_cmd`` (AckermannDriveStamped) in (:mod:`mvsim_ros2.commands`), ``odom``, ``base_pose_ground_truth``,
+``collision``, ``chassis_markers``, ``chassis_polygon``, ``tf``, ``tf_static``, ``amcl_pose`` and ``particlecloud``
+out (:mod:`mvsim_ros2.vehicle_publishers`), plus one or more topics per sensor (:mod:`mvsim_ros2.sensor_publishers`);
 ``simul_map`` and ``simul_map_metadata`` per world; ``/clock``. A volatile topic nobody subscribes to is neither built
 nor published (a new subscriber gets the next message); latched ones are always published.
 
@@ -149,7 +149,7 @@ class MvsimNode(Node):
         self._next_periodic = self.world.time
         self._vehicles: list[vp.VehicleLink] = []
         self._sensors: list[SensorLink] = []
-        self._commands = CommandInputs(self, self.world)
+        self._commands = CommandInputs(self, self.world, self.opts)
         self._commanded = self._commands.commanded  # the same list: vehicles whose commands are active
         self._stop = False
         self.comms = None

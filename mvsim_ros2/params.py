@@ -57,6 +57,12 @@ class Options:
     zmq_server: bool = param(True, "serve the world over ZMQ (upstream comms protocol) from this process")
     zmq_port: int = param(23700, "TCP port of the ZMQ server (0 = any free port)")
     zmq_bind: str = param("127.0.0.1", "interface the ZMQ server listens on")
+    cmd_vel_type: str = param("auto", "cmd_vel message type: auto (Twist, or TwistStamped when that is what is "
+                                      "published), twist or twist_stamped")
+    max_linear_speed: float = param(0.0, "largest |linear.x|, |linear.y|, |drive.speed| commanded, m/s; beyond: "
+                                         "clamped (0 = the vehicle's own limit)")
+    max_angular_speed: float = param(0.0, "largest |angular.z| commanded, rad/s; beyond: clamped (0 = the vehicle's "
+                                          "own limit)")
 
     @classmethod
     def from_values(cls, values: dict[str, Any]) -> Options:
@@ -90,6 +96,11 @@ class Options:
         _need(0 <= self.zmq_port <= 65535, "zmq_port", self.zmq_port, "0..65535")
         _need(self.executor in ("events", "single_threaded"), "executor", self.executor, "events or single_threaded")
         _need(bool(self.world_frame_id), "world_frame_id", self.world_frame_id, "a frame name")
+        _need(self.cmd_vel_type in ("auto", "twist", "twist_stamped"), "cmd_vel_type", self.cmd_vel_type,
+              "auto, twist or twist_stamped")
+        for name in ("max_linear_speed", "max_angular_speed"):
+            v = getattr(self, name)
+            _need(v >= 0 and math.isfinite(v), name, v, "a number >= 0 (0 = the vehicle's own limit)")
 
 
 @dataclass(frozen=True)
