@@ -168,6 +168,9 @@ ODOMETRY_ATTRS: tuple[Param, ...] = (
     Param("yaw_multiplier", Kind.FLOAT, 1.0),
 )
 
+ODOMETRY_MULTIPLIER_STD = 0.02
+"""Std. dev. of the odometry multipliers drawn (as N(1, σ²)) for the ones the world file leaves out (upstream's)."""
+
 
 @dataclass
 class Chassis:
@@ -194,6 +197,10 @@ class Vehicle:
         controller: controller description (``mvsim_core.dynamics.controllers``).
         friction: friction-model description (``mvsim_core.dynamics.friction``), one shared by all wheels.
         odometry_multipliers: (x, y, yaw) multipliers of the SE(2) odometry increments.
+        odometry_std: (x, y, yaw) relative std. dev. of the odometry increments that the noise model implies:
+            :data:`ODOMETRY_MULTIPLIER_STD` for a multiplier drawn at random (the world file does not set it),
+            ``|m − 1|`` for one the world file sets (a known calibration error; 0 for an exact 1). Dimensionless:
+            the error of an increment of ``d`` metres (radians) is ``odometry_std · d``.
         log_path: prefix of CSV log files; auto_start_recording: start logging at once.
         sensors: name -> sensor, in file order.
         sim: initial pose/velocity, publishing.
@@ -215,6 +222,7 @@ class Vehicle:
     sim: SimulableSpec
     visuals: list[Visual] = field(default_factory=list)
     node: XmlNode | None = None
+    odometry_std: tuple[float, float, float] = (ODOMETRY_MULTIPLIER_STD,) * 3
 
     # run-time state, filled by the World once physics starts
     torques: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
@@ -421,14 +429,18 @@ def build_vehicle(inst: XmlNode, cls_node: XmlNode | None, ctx: ParseContext, *,
 
     # odometry noise: three draws per vehicle, always, so the random sequence does not depend on what is written
     rng = ctx.rng
-    defaults = (rng.normal(1.0, 0.02), rng.normal(1.0, 0.02), rng.normal(1.0, 0.02))
+    sd = ODOMETRY_MULTIPLIER_STD
+    defaults = (rng.normal(1.0, sd), rng.normal(1.0, sd), rng.normal(1.0, sd))
     odo = _first(nodes, "odometry")
     mult = defaults
+    odo_std = (sd, sd, sd)
     if odo is not None:
         ov = read_params(ODOMETRY_ATTRS, [odo], ctx, attrs=True)
-        mx, my, myaw = (float(ov[p.name]) if p.name in ov.where else d
-                        for p, d in zip(ODOMETRY_ATTRS, defaults, strict=True))
+        given = [p.name in ov.where for p in ODOMETRY_ATTRS]
+        mx, my, myaw = (float(ov[p.name]) if g else d for p, d, g in zip(ODOMETRY_ATTRS, defaults, given, strict=True))
         mult = (mx, my, myaw)
+        sx, sy, syaw = (abs(m - 1.0) if g else sd for m, g in zip(mult, given, strict=True))
+        odo_std = (sx, sy, syaw)
     log_node = _first(nodes, "log_path")
     log_path = ctx.text(log_node) if log_node is not None else ""
     asr = _first(nodes, "auto_start_recording")
@@ -451,7 +463,7 @@ def build_vehicle(inst: XmlNode, cls_node: XmlNode | None, ctx: ParseContext, *,
     if chassis.footprint.size == 0:
         chassis.footprint = _footprint_from_visuals(visuals, ctx, dyn.child("chassis") or dyn, name)[0]
     return Vehicle(name=name, class_name=class_name, dynamics=dynamics, chassis=chassis, controller=controller,
-                   friction=friction, odometry_multipliers=mult, log_path=log_path,
+                   friction=friction, odometry_multipliers=mult, odometry_std=odo_std, log_path=log_path,
                    auto_start_recording=auto_rec, sensors=sensors, sim=sim, visuals=visuals, node=inst)
 
 

@@ -106,6 +106,12 @@ def test_odometry_multipliers_explicit_and_seeded(load):
     again = load(veh("c"), seed=3).vehicles["c"].odometry_multipliers
     other = load(veh("c"), seed=4).vehicles["c"].odometry_multipliers
     assert again == tuple(draws[:3]) and other != again
+    # the noise model's relative std. dev. per axis: |m - 1| where written, the default draw's σ elsewhere
+    assert w.vehicles["a"].odometry_std == pytest.approx((0.1, 0.1, 0.05))
+    assert w.vehicles["b"].odometry_std == pytest.approx((0.02, 0.2, 0.02))
+    assert w.vehicles["c"].odometry_std == (0.02, 0.02, 0.02)
+    exact = load(veh("e", '<odometry x_multiplier="1" y_multiplier="1" yaw_multiplier="1"/>')).vehicles["e"]
+    assert exact.odometry_std == (0.0, 0.0, 0.0)  # noise off
 
 
 @pytest.mark.parametrize(("text", "value"), [("true", True), ("1", True), ("false", False), ("0", False)])
