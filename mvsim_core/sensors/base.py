@@ -208,6 +208,13 @@ class Sensor:
                 return w
         return self.node
 
+    def _check_range_limits(self, ctx: ParseContext) -> None:
+        """``min_range`` < ``max_range`` (range sensors), else a located error."""
+        lo, hi = float(self.params["min_range"]), float(self.params["max_range"])
+        if not lo < hi:
+            raise ctx.error(self.where("min_range", "max_range"),
+                            f"<min_range> ({lo:g} m) must be smaller than <max_range> ({hi:g} m)")
+
     # ------------------------------------------------------------------ description
     @property
     def rate(self) -> float:

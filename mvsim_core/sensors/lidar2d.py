@@ -17,7 +17,10 @@ Simulation (:meth:`Lidar2D.sample_batch`): all rays of all lidars due at a step 
   the solid's vertical extent (so a ray passes over a low block); occupancy grids stay infinitely tall;
 * noise, from the world's seeded generator: each ray's direction is perturbed by N(0, angle_std_noise²) before the
   cast (the reported ``angles`` stay nominal); each valid range gets N(0, range_std_noise²); ranges are then clipped
-  to [0, max_range]. Misses read ``max_range`` with ``valid`` False and no noise.
+  to [0, max_range]. Misses read ``max_range`` with ``valid`` False and no noise;
+* ``min_range`` (ours; upstream's 2D scanner has none, its 3D lidar has the same parameter): a reading below it is
+  flagged invalid and keeps its (short) value, so that consumers can tell "too close" (ROS: −inf, REP 117) from
+  "nothing within reach" (a miss, ``max_range``).
 """
 
 from __future__ import annotations
@@ -44,12 +47,13 @@ class LaserScan:
     Attributes:
         stamp: simulated time of the scan (s).
         ranges: (n,) float32 distances (m) in [0, max_range]; ``max_range`` where nothing was hit.
-        valid: (n,) bool, True where the ray hit something.
+        valid: (n,) bool, True where the ray hit something at ``min_range`` or farther.
         angles: (n,) float32 ray directions in the sensor frame (rad), CCW from −fov/2 to +fov/2 (nominal, without
             angle noise).
         sensor_pose: (x, y, z, yaw, pitch, roll) of the sensor in the world at ``stamp`` (m, rad).
         max_range: the sensor's reach (m).
         frame: the sensor's name.
+        min_range: the shortest valid reading (m); invalid readings below it were too close to measure.
     """
 
     stamp: float
@@ -59,6 +63,7 @@ class LaserScan:
     sensor_pose: tuple[float, float, float, float, float, float]
     max_range: float
     frame: str
+    min_range: float = 0.0
 
     @property
     def angle_min(self) -> float:
@@ -92,6 +97,7 @@ class Lidar2D(Sensor):
         range_std_noise: 0.01 m (Gaussian, added to each valid range).
         angle_std_noise_deg: 0.01° (stored in rad; Gaussian, added to each ray's direction before casting).
         max_range: 80 m (MRPT's default).
+        min_range: 0.01 m (ours, as the 3D lidar's default): closer readings are invalid.
         bodies_visible: whether bodies (vehicles, blocks, walls, vertical planes) are seen; false: grids only.
         raytrace_3d: honour the solids' heights (a ray passes over what is lower than the sensor).
         ignore_parent_body: hide the carrying vehicle (always hidden here; see the module docstring).
@@ -111,6 +117,7 @@ class Lidar2D(Sensor):
         Param("angle_std_noise_deg", Kind.ANGLE, math.radians(0.01), "rad", min=0.0,
               doc="std. dev. of ray-direction noise; written in degrees"),
         Param("max_range", Kind.FLOAT, 80.0, "m", positive=True, doc="range reported for rays that hit nothing"),
+        Param("min_range", Kind.FLOAT, 0.01, "m", min=0.0, doc="closer readings are invalid (too close to measure)"),
         Param("bodies_visible", Kind.BOOL, True, doc="see Box2D bodies in 2D mode"),
         Param("raytrace_3d", Kind.BOOL, False, doc="measure on the 3D scene instead of 2D ray casting"),
         Param("ignore_parent_body", Kind.BOOL, False, doc="hide the carrying vehicle (3D mode)"),
@@ -161,13 +168,15 @@ class Lidar2D(Sensor):
             finish_ranges(dist, c.reach, gen.standard_normal(n), c.sigma_range, ranges, valid)
         else:
             finish_ranges(dist, c.reach, _NO_NOISE, _NO_NOISE, ranges, valid)
+        if c.near is not None:
+            valid &= ranges >= c.near
         stamp = float(t)
         b = c.bounds
         return [LaserScan(stamp=stamp, ranges=ranges[b[i]:b[i + 1]], valid=valid[b[i]:b[i + 1]],
                           angles=s._nominal_angles()[1], sensor_pose=(float(pos[i, 0]), float(pos[i, 1]),
                                                                       float(pos[i, 2]), float(yaw[i]), float(pitch[i]),
                                                                       float(roll[i])),
-                          max_range=s.max_range, frame=s.name)
+                          max_range=s.max_range, frame=s.name, min_range=s.min_range)
                 for i, s in enumerate(lidars)]
 
     def sample(self, ctx: Any, t: float) -> LaserScan:
@@ -189,6 +198,11 @@ class Lidar2D(Sensor):
     def max_range(self) -> float:
         """Range of a ray that hits nothing (m)."""
         return float(self.params["max_range"])
+
+    @property
+    def min_range(self) -> float:
+        """Shortest valid reading (m)."""
+        return float(self.params["min_range"])
 
     @property
     def range_std_noise(self) -> float:
@@ -229,6 +243,7 @@ class Lidar2D(Sensor):
         if not (0.0 < fov <= 2.0 * math.pi + 1e-9):
             raise ctx.error(self.where("fov_degrees"),
                             f"<fov_degrees> must be in (0, 360] degrees (got {math.degrees(fov):g})")
+        self._check_range_limits(ctx)
 
 
 @dataclass
@@ -241,6 +256,7 @@ class _BatchConstants:
         reach: (n,) max range (m). owner: (n,) vehicle row that carries the lidar (−1: none).
         visible: (n,) bodies_visible. trace_3d: (n,) raytrace_3d.
         sigma_angle, sigma_range: (n,) noise std. devs. (rad, m), or None where no lidar of the list has that noise.
+        near: (n,) float32 min_range (m), or None when no lidar of the list has one.
     """
 
     n: int
@@ -254,6 +270,7 @@ class _BatchConstants:
     trace_3d: np.ndarray
     sigma_angle: np.ndarray | None
     sigma_range: np.ndarray | None
+    near: np.ndarray | None
 
 
 def _batch_constants(lidars: list[Lidar2D], ctx: Any) -> _BatchConstants:
@@ -265,6 +282,7 @@ def _batch_constants(lidars: list[Lidar2D], ctx: Any) -> _BatchConstants:
 
     sigma_a = [s.angle_std_noise for s in lidars]
     sigma_r = [s.range_std_noise for s in lidars]
+    near = [s.min_range for s in lidars]
     base = [s._nominal_angles() for s in lidars]
     return _BatchConstants(
         n=int(counts.sum()), bounds=np.concatenate([[0], np.cumsum(counts)]),
@@ -275,4 +293,5 @@ def _batch_constants(lidars: list[Lidar2D], ctx: Any) -> _BatchConstants:
         visible=per_ray([bool(s.params["bodies_visible"]) for s in lidars], np.bool_),
         trace_3d=per_ray([bool(s.params["raytrace_3d"]) for s in lidars], np.bool_),
         sigma_angle=per_ray(sigma_a) if any(v > 0.0 for v in sigma_a) else None,
-        sigma_range=per_ray(sigma_r) if any(v > 0.0 for v in sigma_r) else None)
+        sigma_range=per_ray(sigma_r) if any(v > 0.0 for v in sigma_r) else None,
+        near=per_ray(near, np.float32) if any(v > 0.0 for v in near) else None)

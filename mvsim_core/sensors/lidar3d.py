@@ -248,10 +248,7 @@ class Lidar3D(Sensor):
         if not (0.0 < vfov <= math.pi + 1e-9):
             raise ctx.error(self.where("vert_fov_degrees"),
                             f"<vert_fov_degrees> must be in (0, 180] degrees (got {math.degrees(vfov):g})")
-        if not self.min_range < self.max_range:
-            raise ctx.error(self.where("min_range", "max_range"),
-                            f"<min_range> ({self.min_range:g} m) must be smaller than <max_range> "
-                            f"({self.max_range:g} m)")
+        self._check_range_limits(ctx)
         listed = p["vertical_ray_angles"]
         if not listed:
             if "vertical_ray_angles" in p.where:

@@ -274,6 +274,23 @@ def test_vertical_plane_doors_and_windows(tmp_path, height, mode, door, window):
     assert scan.ranges[2] == pytest.approx(window / math.cos(a_win), abs=1e-4)
 
 
+def test_readings_below_min_range_are_invalid_and_keep_their_value(tmp_path):
+    """A block 0.5 m in front of a lidar whose min_range is 0.6 m: the middle ray is invalid but reads 0.5 m (too
+    close, not a miss); the same scene with the default min_range (0.01 m) reads it as a valid hit."""
+    near = box("near", 0.7, -0.2, 0.9, 0.2)  # 0.1 m ahead of the robot's front (x = 0.6); the lidar is at x = 0.2
+    for min_range, valid in [(0.6, False), (None, True)]:
+        extra = NO_NOISE + (f"<min_range>{min_range}</min_range>" if min_range is not None else "")
+        w = make_world(tmp_path, ROOM + near + robot("r1", 0.0, 0.0, 0.0, lidar(pose="0.2 0 0", nrays=3, fov=90,
+                                                                               extra=extra)),
+                       name=f"m{min_range}.world.xml")
+        w.run(0.1)
+        scan = scan_of(w)
+        assert scan.min_range == (min_range or 0.01)
+        assert scan.ranges[1] == pytest.approx(0.5, abs=1e-4)  # middle ray: straight at the block
+        assert bool(scan.valid[1]) is valid
+        assert scan.valid[0] and scan.valid[2]  # ±45°: past the block, at the room's walls
+
+
 # ---------------------------------------------------------------------------------------------- sampling
 def test_ten_hertz_lidar_stamps(tmp_path):
     """A 10 Hz lidar over 1 s: one scan at each of 0.1, 0.2, ..., 1.0 s (first sample at t ≥ period)."""

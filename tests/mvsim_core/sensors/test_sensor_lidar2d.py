@@ -21,7 +21,7 @@ def test_defaults(make_sensor):
     assert isinstance(s, Lidar2D)
     assert s.nrays == 181 and isinstance(s.nrays, int)
     assert s.fov == pytest.approx(math.pi)
-    assert s.max_range == 80.0
+    assert s.max_range == 80.0 and s.min_range == 0.01
     assert s.range_std_noise == 0.01
     assert s.angle_std_noise == pytest.approx(math.radians(0.01))
     assert s.period == 0.1
@@ -82,6 +82,8 @@ def test_nrays_fraction_dropped_like_c_scanf(make_sensor, written, n):
     ("fov_degrees", "361", "(0, 360]"),
     ("max_range", "0", "max_range"),
     ("max_range", "-5", "max_range"),
+    ("min_range", "-0.1", "min_range"),
+    ("min_range", "80", "must be smaller than <max_range> (80 m)"),
     ("range_std_noise", "-0.01", "range_std_noise"),
     ("angle_std_noise_deg", "-1", "angle_std_noise_deg"),
     ("raytrace_3d", "yes", "raytrace_3d"),
