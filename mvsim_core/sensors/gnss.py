@@ -9,7 +9,10 @@ diag(σh², σh², σv²). No fix is produced when the georeference is unset (la
 Model, for the antenna at world point p = (x, y, z) (m; vehicle pose ⊕ sensor pose):
 
 1. no fix when the world has no ``<georeference>`` or its latitude and longitude are both 0 (one warning in
-   ``world.warnings``), or when a ``gps_no_coverage`` property region containing p (world frame) says true;
+   ``world.warnings``), or when a ``gps_no_coverage`` property region containing p (world frame) says true: the
+   sample gives no observation (``last`` becomes None) and :attr:`Gnss.last_no_fix` records it (a
+   :class:`GnssFix` with status :data:`GGA_NO_FIX` and NaN position), so that bridges can report the loss of the
+   fix at the sensor's rate;
 2. ENU offset from the reference point (m): ``e, n, u = Rz(world_to_enu_rotation) · p`` (so rotation 0 means
    +x = East, and 90° means +x = North); with ``world_is_utm``, world x, y are UTM easting and northing, and
    ``e, n = x − E_ref, y − N_ref`` (the reference latitude/longitude in UTM, in its own zone), ``u = z``;
@@ -48,6 +51,8 @@ WGS84_B = WGS84_A * (1.0 - WGS84_F)
 
 GGA_FIX_DGPS = 2
 """NMEA GGA fix quality of every simulated fix (differential GPS, as upstream)."""
+GGA_NO_FIX = 0
+"""NMEA GGA fix quality "invalid": the samples without a fix (:attr:`Gnss.last_no_fix`)."""
 
 NO_GEOREFERENCE_WARNING = ("GNSS sensors produce no fix: the world has no <georeference> latitude/longitude "
                            "(both are 0)")
@@ -174,7 +179,8 @@ class GnssFix:
         altitude: WGS84 ellipsoidal height, m.
         covariance: 3×3 position covariance in ENU (m²): diag(σh², σh², σv²).
         frame: the sensor's frame name (its name).
-        status: NMEA GGA fix quality (always :data:`GGA_FIX_DGPS` = 2).
+        status: NMEA GGA fix quality: :data:`GGA_FIX_DGPS` (2) for every fix, :data:`GGA_NO_FIX` (0) for the
+            no-fix records of :attr:`Gnss.last_no_fix` (whose position and covariance are NaN).
         hdop: horizontal dilution of precision reported with the fix (σh / 5, as upstream).
     """
 
@@ -199,6 +205,9 @@ class Gnss(Sensor):
 
     xml_class: ClassVar[str] = "gnss"
     name_prefix: ClassVar[str] = "gnss"  # upstream: "imu" (a bug)
+    last_no_fix: GnssFix | None = None
+    """The latest sample that found no fix (status :data:`GGA_NO_FIX`, NaN position); None before any. It is the
+    sensor's current state when it is newer than :attr:`last` (which is then None)."""
     simulated: ClassVar[bool] = True
     POSE_TAGS: ClassVar[tuple[str, ...]] = ("pose", "pose_3d")
     PARAMS: ClassVar[tuple[Param, ...]] = (
@@ -234,9 +243,11 @@ class Gnss(Sensor):
         if geo is None or (float(geo["latitude"]) == 0.0 and float(geo["longitude"]) == 0.0):
             if NO_GEOREFERENCE_WARNING not in world.warnings:
                 world.warnings.append(NO_GEOREFERENCE_WARNING)
+            self._no_fix(t)
             return None
         _, p = ctx.sensor_pose(self)
         if _no_coverage(world, p):
+            self._no_fix(t)
             return None
         enu = world_to_enu(p, geo)
         gen = ctx.rng.generator
@@ -248,6 +259,12 @@ class Gnss(Sensor):
         lat, lon, h = enu_to_geodetic(enu, float(geo["latitude"]), float(geo["longitude"]), float(geo["height"]))
         return GnssFix(stamp=float(t), latitude=lat, longitude=lon, altitude=h, covariance=self.covariance_enu,
                        frame=self.name, hdop=sh / 5.0)
+
+    def _no_fix(self, t: float) -> None:
+        """Record a sample without a fix at simulated time ``t`` (s) in :attr:`last_no_fix`; no observation."""
+        nan = math.nan
+        self.last_no_fix = GnssFix(stamp=float(t), latitude=nan, longitude=nan, altitude=nan,
+                                   covariance=np.full((3, 3), nan), frame=self.name, status=GGA_NO_FIX, hdop=nan)
 
 
 def world_to_enu(p: Any, geo: Any) -> np.ndarray:

@@ -13,6 +13,7 @@ import pytest
 
 import mvsim_core as mv
 from mvsim_core.sensors.gnss import (
+    GGA_NO_FIX,
     NO_GEOREFERENCE_WARNING,
     GnssFix,
     ecef_to_geodetic,
@@ -218,11 +219,17 @@ def test_no_coverage_region(tmp_path):
     w.run(0.3)
     assert fix_of(w, "inside") is None
     assert isinstance(fix_of(w, "outside", "gps2"), GnssFix)
+    # each sample without a fix is recorded (for bridges that report the loss at the sensor's rate)
+    lost = w.vehicles["inside"].sensors["gps1"].last_no_fix
+    assert isinstance(lost, GnssFix) and lost.status == GGA_NO_FIX and lost.stamp == pytest.approx(0.3)
+    assert math.isnan(lost.latitude) and math.isnan(lost.longitude) and math.isnan(lost.altitude)
+    assert w.vehicles["outside"].sensors["gps2"].last_no_fix is None
     # driving out of the region brings the fix back
     w.vehicles["inside"].set_twist(10.0, 0.0, 0.0)
     w.run(1.0)
     fix = fix_of(w, "inside")
-    assert isinstance(fix, GnssFix) and fix.stamp == pytest.approx(1.3)
+    assert isinstance(fix, GnssFix) and fix.stamp == pytest.approx(1.3) and fix.status == 2
+    assert w.vehicles["inside"].sensors["gps1"].last_no_fix.stamp < fix.stamp
 
 
 def test_region_saying_false_keeps_the_fix(tmp_path):
@@ -255,6 +262,7 @@ def test_no_fix_without_georeference(tmp_path, head):
     w.run(0.5)
     assert fix_of(w) is None
     assert w.warnings.count(NO_GEOREFERENCE_WARNING) == 1
+    assert w.vehicles["v"].sensors["gps1"].last_no_fix.stamp == pytest.approx(0.5)
 
 
 # ---------------------------------------------------------------------- noise and covariance
