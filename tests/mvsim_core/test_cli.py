@@ -26,7 +26,7 @@ def test_check_demo_world():
     assert "elements: occupancy_grid x1, horizontal_plane x1" in out
     assert "blocks: 4" in out
     assert "vehicles: 2 (1 sensors)" in out
-    assert "bot1 [class warehouse_bot]: dynamics differential_3_wheels, controller twist_pid, friction default" in out
+    assert "bot1 [class warehouse_bot]: dynamics differential, controller twist_pid, friction default" in out
     assert "car1 [class compact_car]: dynamics ackermann, controller twist_front_steer_pid" in out
     assert "missing assets: none" in out
     assert r.stderr == ""
