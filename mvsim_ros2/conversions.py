@@ -9,8 +9,12 @@ Conventions:
 * Large arrays go into messages with one memory copy: numpy → ``array.array`` through the buffer protocol, assigned
   through the generated setter's ``array.array`` fast path (messages built with ``check_fields=True``, which is what
   enables that path; the default path would copy element by element, ~1 ms for a VGA image).
-* REP 117 for ranges (no return = ``+inf``), REP 118 for depth images (32FC1 metres with NaN = no return, 16UC1
-  millimetres with 0 = no return), REP 145 for IMU covariances (``orientation_covariance[0] = -1`` = no orientation).
+* REP 117 for ranges (no return = ``+inf``, too close = ``-inf``), REP 118 for depth images (32FC1 metres with NaN =
+  no return, 16UC1 millimetres with 0 = no return), REP 145 for IMU covariances (``orientation_covariance[0] = -1`` =
+  no orientation).
+* Covariances are never all zero (Nav2's and robot_localization's filters reject or mishandle that): an exact or
+  noise-free value gets :data:`VARIANCE_FLOOR`; what a planar odometry does not measure (z, roll, pitch and their
+  rates) gets :data:`UNMEASURED_VARIANCE`.
 """
 
 from __future__ import annotations
@@ -48,6 +52,16 @@ DEPTH_ENCODINGS = ("32FC1", "16UC1")
 
 MAP_UNKNOWN_BAND = 0.01
 """Occupancy probabilities within this distance of 0.5 are published as unknown (-1)."""
+
+VARIANCE_FLOOR = 1e-6
+"""Variance reported for an exact or noise-free value (σ = 1 mm, 1 mrad, 1 mm/s): small, never zero."""
+
+UNMEASURED_VARIANCE = 1e6
+"""Variance of what a planar odometry does not measure (z, roll, pitch; vz, ωx, ωy): "ignore me" (as kobuki and
+Gazebo's diff-drive do)."""
+
+_DIAGONAL = (0, 7, 14, 21, 28, 35)
+"""Indices of the diagonal of a row-major 6×6 covariance."""
 
 
 # ---------------------------------------------------------------------- small pieces
@@ -104,6 +118,15 @@ def set_transform(msg: TransformStamped, p: Pose6, t: float) -> TransformStamped
     return msg
 
 
+def prefix_frames(transforms: list[TransformStamped], prefix: str) -> list[TransformStamped]:
+    """Prefix the parent and child frame of every transform with ``prefix`` (in place; returned)."""
+    if prefix:
+        for tf in transforms:
+            tf.header.frame_id = prefix + tf.header.frame_id
+            tf.child_frame_id = prefix + tf.child_frame_id
+    return transforms
+
+
 def transform_matrix_msg(parent: str, child: str, rot: np.ndarray, pos: Sequence[float], t: float) -> TransformStamped:
     """``TransformStamped`` of a frame given by its rotation matrix (columns = axes in ``parent``) and origin (m)."""
     tf = TransformStamped(header=header(parent, t), child_frame_id=child)
@@ -128,8 +151,44 @@ def clock_msg(t: float) -> Clock:
 # ---------------------------------------------------------------------- vehicles
 def odometry_msg(frame: str, child: str, pose: Pose6, twist: Sequence[float], t: float) -> Odometry:
     """``nav_msgs/Odometry``: ``pose`` (x, y, z, yaw, pitch, roll) of ``child`` in ``frame``; ``twist`` (vx, vy, ωz)
-    in ``child`` (m/s, m/s, rad/s). Covariances are left zero (exact values)."""
+    in ``child`` (m/s, m/s, rad/s). Covariances are left zero (set them with :func:`set_covariance_diagonal`)."""
     return set_odometry(Odometry(header=Header(frame_id=frame), child_frame_id=child), pose, twist, t)
+
+
+def set_covariance_diagonal(cov: Any, variances: Sequence[float]) -> None:
+    """Write the 6 variances (x, y, z, rot x, rot y, rot z: m², rad², or their rates') on the diagonal of a row-major
+    6×6 covariance field (in place; off-diagonal terms are left as they are)."""
+    for i, v in zip(_DIAGONAL, variances, strict=True):
+        cov[i] = float(v)
+
+
+EXACT_VARIANCES = (VARIANCE_FLOOR,) * 6
+"""Covariance diagonal of an exact 6-D pose or twist (ground truth, fake localization)."""
+
+
+def odometry_variances(rel_std: Sequence[float], travelled: float, turned: float,
+                       twist: Sequence[float]) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Covariance diagonals (pose, twist) of a wheel odometry whose increments have relative errors ``rel_std``.
+
+    The odometry noise model (mvsim_core ``Vehicle.odometry_std``) scales every (x, y, yaw) increment by a
+    multiplier m with relative error σ = ``rel_std``; so an increment of d metres (radians) is off by σ·d:
+
+    * pose, in the odom frame: position σ_xy = max(σx, σy) · ``travelled`` (path length so far, m), yaw
+      σ_yaw · ``turned`` (total rotation so far, rad) — the drift of a scale error; the lateral drift that a yaw
+      error causes over a long path is left out;
+    * twist, in the child frame: vx, vy, ωz off by σ · |value| (``twist``: vx, vy in m/s, ωz in rad/s).
+
+    Each measured variance is at least :data:`VARIANCE_FLOOR` (noise off: σ = 0); z, roll, pitch and their rates
+    are :data:`UNMEASURED_VARIANCE`. Returns variances (m², rad²; (m/s)², (rad/s)²) in ROS order x, y, z, roll,
+    pitch, yaw.
+    """
+    sx, sy, syaw = (float(v) for v in rel_std)
+    floor, big = VARIANCE_FLOOR, UNMEASURED_VARIANCE
+    pos = max(sx, sy) * travelled
+    pose = (pos * pos + floor, pos * pos + floor, big, big, big, (syaw * turned) ** 2 + floor)
+    vx, vy, wz = (abs(float(v)) for v in twist)
+    vel = ((sx * vx) ** 2 + floor, (sy * vy) ** 2 + floor, big, big, big, (syaw * wz) ** 2 + floor)
+    return pose, vel
 
 
 def set_odometry(msg: Odometry, pose: Pose6, twist: Sequence[float], t: float) -> Odometry:
@@ -143,9 +202,10 @@ def set_odometry(msg: Odometry, pose: Pose6, twist: Sequence[float], t: float) -
 
 
 def pose_with_covariance_msg(frame: str, pose: Pose6, t: float) -> PoseWithCovarianceStamped:
-    """``PoseWithCovarianceStamped`` with zero covariance (fake localization: the exact pose)."""
+    """``PoseWithCovarianceStamped`` of an exact pose (fake localization): covariance :data:`EXACT_VARIANCES`."""
     msg = PoseWithCovarianceStamped(header=header(frame, t))
     set_pose(msg.pose.pose, pose)
+    set_covariance_diagonal(msg.pose.covariance, EXACT_VARIANCES)
     return msg
 
 
@@ -173,22 +233,29 @@ def _loop(points: np.ndarray) -> list[Point]:
     return pts + pts[:1]
 
 
-def chassis_markers_msg(frame: str, footprint: np.ndarray, wheels: Sequence[Any], t: float) -> MarkerArray:
+def chassis_markers_msg(frame: str, footprint: np.ndarray, wheels: Sequence[Any], t: float,
+                        ns_prefix: str = "") -> MarkerArray:
     """``MarkerArray`` outlining a vehicle in ``frame`` (its base_link): marker 0 is the chassis footprint
-    (LINE_STRIP, namespace ``mvsim.chassis_shape``, 5 cm lines, light grey), markers 1..N the wheels (rectangles
-    diameter × width, namespace ``mvsim.chassis_shape.wheel<i>``, the wheel colour) posed at each wheel's (x, y, yaw),
-    steering included. ``wheels`` are objects with ``x, y, yaw, diameter, width, color`` (m, rad, RGBA 0-255)."""
+    (LINE_STRIP, namespace ``<ns_prefix>mvsim.chassis_shape``, 5 cm lines, light grey), markers 1..N the wheels
+    (rectangles diameter × width, namespace ``<ns_prefix>mvsim.chassis_shape.wheel<i>``, the wheel colour) posed at
+    each wheel's (x, y, yaw), steering included. ``wheels`` are objects with ``x, y, yaw, diameter, width, color``
+    (m, rad, RGBA 0-255).
+
+    Every marker is ``frame_locked`` and lives forever (lifetime 0): RViz re-places it at the latest transform of
+    ``frame`` on every frame it draws, so the outline follows the vehicle from one latched message — no need to
+    republish it at the tf rate (it is republished only when steered wheels turn)."""
     hdr = header(frame, t)
     out = MarkerArray()
-    body = Marker(header=hdr, ns="mvsim.chassis_shape", id=0, type=Marker.LINE_STRIP, action=Marker.ADD)
+    body = Marker(header=hdr, ns=f"{ns_prefix}mvsim.chassis_shape", id=0, type=Marker.LINE_STRIP,
+                  action=Marker.ADD, frame_locked=True)
     body.pose.orientation.w = 1.0
     body.scale.x = 0.05
     body.color = ColorRGBA(r=0.9, g=0.9, b=0.9, a=1.0)
     body.points = _loop(np.asarray(footprint, dtype=float).reshape(-1, 2))
     out.markers.append(body)
     for i, w in enumerate(wheels):
-        m = Marker(header=hdr, ns=f"mvsim.chassis_shape.wheel{i + 1}", id=i + 1, type=Marker.LINE_STRIP,
-                   action=Marker.ADD)
+        m = Marker(header=hdr, ns=f"{ns_prefix}mvsim.chassis_shape.wheel{i + 1}", id=i + 1, type=Marker.LINE_STRIP,
+                   action=Marker.ADD, frame_locked=True)
         m.pose = pose_msg((w.x, w.y, 0.0, w.yaw, 0.0, 0.0))
         m.scale.x = 0.02
         m.color = _rgba(getattr(w, "color", None), (0.2, 0.2, 0.2, 1.0))
@@ -220,19 +287,23 @@ def map_metadata_msg(grid: Any, t: float) -> MapMetaData:
 
 
 # ---------------------------------------------------------------------- sensors
-def laser_scan_msg(obs: Any, t: float, *, scan_time: float = 0.0, range_min: float = 0.0) -> LaserScan:
+def laser_scan_msg(obs: Any, t: float, *, scan_time: float = 0.0, frame: str | None = None) -> LaserScan:
     """``sensor_msgs/LaserScan`` of a 2D scan (:class:`mvsim_core.sensors.lidar2d.LaserScan`).
 
-    angle_min/max/increment are those of the rays (CCW, rad, sensor frame ``obs.frame``); rays that hit nothing
-    read ``+inf`` (REP 117); ``range_max`` is the sensor's reach; ``scan_time`` its period (s).
+    angle_min/max/increment are those of the rays (CCW, rad, sensor frame ``frame``, default ``obs.frame``);
+    ``range_min``/``range_max`` are the sensor's limits (m); invalid rays read ``+inf`` when they hit nothing and
+    ``-inf`` when the hit was closer than ``range_min`` (REP 117); ``scan_time`` is the sensor's period (s).
     """
     ranges = np.asarray(obs.ranges, dtype=np.float32)
     valid = np.asarray(obs.valid, dtype=bool)
+    range_min = float(getattr(obs, "min_range", 0.0))
     if not valid.all():
-        ranges = np.where(valid, ranges, np.float32(np.inf))
-    msg = LaserScan(header=header(obs.frame, t), angle_min=float(obs.angle_min), angle_max=float(obs.angle_max),
-                    angle_increment=float(obs.angle_increment), time_increment=0.0, scan_time=float(scan_time),
-                    range_min=float(range_min), range_max=float(obs.max_range), check_fields=True)
+        invalid = np.where(ranges < range_min, np.float32(-np.inf), np.float32(np.inf))
+        ranges = np.where(valid, ranges, invalid)
+    msg = LaserScan(header=header(obs.frame if frame is None else frame, t), angle_min=float(obs.angle_min),
+                    angle_max=float(obs.angle_max), angle_increment=float(obs.angle_increment), time_increment=0.0,
+                    scan_time=float(scan_time), range_min=range_min, range_max=float(obs.max_range),
+                    check_fields=True)
     msg.ranges = as_array("f", ranges)
     return msg
 
@@ -277,10 +348,10 @@ def point_cloud_msg(frame: str, t: float, points: np.ndarray, intensity: np.ndar
     return _cloud(frame, t, rows)
 
 
-def lidar3d_cloud_msg(obs: Any, t: float) -> PointCloud2:
+def lidar3d_cloud_msg(obs: Any, t: float, frame: str | None = None) -> PointCloud2:
     """PointCloud2 (x, y, z, intensity, ring) of a 3D lidar sweep (:class:`mvsim_core.sensors.lidar3d.PointCloud3D`)
-    in the sensor frame ``obs.frame``."""
-    return point_cloud_msg(obs.frame, t, obs.points, obs.intensity, obs.ring)
+    in the sensor frame ``frame`` (default ``obs.frame``)."""
+    return point_cloud_msg(obs.frame if frame is None else frame, t, obs.points, obs.intensity, obs.ring)
 
 
 def colored_cloud_msg(frame: str, t: float, points: np.ndarray, rgb: np.ndarray) -> PointCloud2:
@@ -345,13 +416,15 @@ def _diag3(sigma: float) -> np.ndarray:
     return np.array([v, 0.0, 0.0, 0.0, v, 0.0, 0.0, 0.0, v])
 
 
-def imu_msg(obs: Any, t: float, *, gyro_sigma: float, accel_sigma: float, orientation_sigma: float) -> Imu:
-    """``sensor_msgs/Imu`` of an IMU reading (:class:`mvsim_core.sensors.imu.ImuReading`), sensor frame.
+def imu_msg(obs: Any, t: float, *, gyro_sigma: float, accel_sigma: float, orientation_sigma: float,
+            frame: str | None = None) -> Imu:
+    """``sensor_msgs/Imu`` of an IMU reading (:class:`mvsim_core.sensors.imu.ImuReading`) in the sensor frame
+    ``frame`` (default ``obs.frame``).
 
     Covariances are diagonal: σ² of the white noise of each output (rad/s, m/s², rad). Without an orientation
     (``measure_orientation`` false) the quaternion is identity and ``orientation_covariance[0] = -1`` (REP 145).
     """
-    msg = Imu(header=header(obs.frame, t))
+    msg = Imu(header=header(obs.frame if frame is None else frame, t))
     w = np.asarray(obs.angular_velocity, dtype=float)
     a = np.asarray(obs.linear_acceleration, dtype=float)
     msg.angular_velocity = Vector3(x=float(w[0]), y=float(w[1]), z=float(w[2]))
@@ -370,20 +443,35 @@ def imu_msg(obs: Any, t: float, *, gyro_sigma: float, accel_sigma: float, orient
     return msg
 
 
-GGA_TO_NAVSAT = {0: NavSatStatus.STATUS_NO_FIX, 1: NavSatStatus.STATUS_FIX, 2: NavSatStatus.STATUS_SBAS_FIX,
-                 4: NavSatStatus.STATUS_GBAS_FIX, 5: NavSatStatus.STATUS_GBAS_FIX}
-"""NMEA GGA fix quality → NavSatStatus.status (2 = differential GPS → SBAS/DGPS-augmented fix)."""
+def navsat_status(gga_quality: int) -> int:
+    """``NavSatStatus.status`` of a GNSS sample: ``STATUS_NO_FIX`` without a fix (NMEA GGA quality 0), else
+    ``STATUS_FIX``. The simulator models coverage (a fix or none: georeference, ``gps_no_coverage`` regions), not
+    augmentation: the GGA quality 2 (DGPS) that every simulated fix carries is upstream's constant, so it is not
+    reported as an SBAS or GBAS fix."""
+    return NavSatStatus.STATUS_NO_FIX if int(gga_quality) == 0 else NavSatStatus.STATUS_FIX
 
 
-def nav_sat_fix_msg(obs: Any, t: float) -> NavSatFix:
-    """``sensor_msgs/NavSatFix`` of a GNSS fix (:class:`mvsim_core.sensors.gnss.GnssFix`): latitude, longitude (deg),
-    altitude (m), ENU covariance (m², row-major), status from the GGA fix quality, service GPS."""
-    cov = np.asarray(obs.covariance, dtype=float).reshape(3, 3)
+def nav_sat_fix_msg(obs: Any, t: float, frame: str | None = None) -> NavSatFix:
+    """``sensor_msgs/NavSatFix`` of a GNSS sample (:class:`mvsim_core.sensors.gnss.GnssFix`), frame ``frame``
+    (default ``obs.frame``), service GPS, status from :func:`navsat_status`.
+
+    A fix: latitude, longitude (deg), altitude (m), the ENU position covariance of the sensor's noise model
+    (diag(σh², σh², σv²), m², row-major; each variance at least :data:`VARIANCE_FLOOR`, so noise-free sensors do
+    not report an all-zero covariance), DIAGONAL_KNOWN (KNOWN when it has off-diagonal terms). No fix: NaN latitude,
+    longitude and altitude, zero covariance, COVARIANCE_TYPE_UNKNOWN (sensor_msgs' convention for "no position").
+    """
+    status = NavSatStatus(status=navsat_status(getattr(obs, "status", 1)), service=NavSatStatus.SERVICE_GPS)
+    hdr = header(obs.frame if frame is None else frame, t)
+    if status.status == NavSatStatus.STATUS_NO_FIX:
+        nan = float("nan")
+        return NavSatFix(header=hdr, status=status, latitude=nan, longitude=nan, altitude=nan,
+                         position_covariance=np.zeros(9),
+                         position_covariance_type=NavSatFix.COVARIANCE_TYPE_UNKNOWN)
+    cov = np.array(obs.covariance, dtype=float).reshape(3, 3)
     diagonal = not np.any(cov - np.diag(np.diag(cov)))
-    status = NavSatStatus(status=GGA_TO_NAVSAT.get(int(getattr(obs, "status", 1)), NavSatStatus.STATUS_FIX),
-                          service=NavSatStatus.SERVICE_GPS)
-    return NavSatFix(header=header(obs.frame, t), status=status, latitude=float(obs.latitude),
-                     longitude=float(obs.longitude), altitude=float(obs.altitude),
-                     position_covariance=np.ascontiguousarray(cov.reshape(9)),
+    idx = np.arange(3)
+    cov[idx, idx] = np.maximum(cov[idx, idx], VARIANCE_FLOOR)
+    return NavSatFix(header=hdr, status=status, latitude=float(obs.latitude), longitude=float(obs.longitude),
+                     altitude=float(obs.altitude), position_covariance=np.ascontiguousarray(cov.reshape(9)),
                      position_covariance_type=(NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN if diagonal
                                                else NavSatFix.COVARIANCE_TYPE_KNOWN))

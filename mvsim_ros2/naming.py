@@ -5,8 +5,16 @@ Naming (upstream's rule, reference §3.2): with exactly one vehicle, its topics 
 including ``<V>/tf`` and ``<V>/tf_static``. Names are relative, so they resolve under the node's namespace
 (``/r1/odom`` for the default namespace).
 
-Frames are *not* prefixed: each vehicle has its own ``odom``, ``base_link``, ``base_footprint`` and sensor frames on its
-own ``tf`` topic (this is what Nav2 multi-robot setups expect; RViz for robot ``r1`` remaps ``/tf`` to ``/r1/tf``).
+Frames, by default (upstream's), are *not* prefixed: each vehicle has its own ``odom``, ``base_link``,
+``base_footprint`` and sensor frames on its own ``<V>/tf`` and ``<V>/tf_static`` (what Nav2 multi-robot setups
+expect; RViz for robot ``r1`` remaps ``/tf`` to ``/r1/tf``).
+
+With ``shared_tf_tree`` (a ``tf_prefix``-style option) all vehicles share one tree instead: every frame of vehicle
+``V`` is ``V/<frame>`` (``V/odom``, ``V/base_link``, ``V/base_footprint``, ``V/laser1``, ...), whatever the number of
+vehicles, and every vehicle's transforms go on the node's ``tf`` and ``tf_static`` (``/tf``, ``/tf_static`` in the
+root namespace), so one RViz or tf listener sees ``map → V/odom → V/base_link → V/laser1`` for every ``V``. Topic
+names keep the rule above. The world frame (``world_frame_id``, ``map``) is never prefixed. Frame ids in messages
+(odometry, ground truth, sensors, markers) follow the same rule (:func:`frame_prefix`).
 
 Sensor topics and frames (``L`` = the sensor's name in the world file; each sensor class's row in
 :mod:`mvsim_ros2.sensor_publishers` makes them):
@@ -39,8 +47,26 @@ SENSOR_DEPTH = 5
 
 
 def vehicle_prefix(vehicle: str, n_vehicles: int, force_namespace: bool) -> str:
-    """``""`` for a lone vehicle (unless forced), else ``"<vehicle>/"``."""
+    """Topic prefix: ``""`` for a lone vehicle (unless forced), else ``"<vehicle>/"``."""
     return "" if n_vehicles == 1 and not force_namespace else f"{vehicle}/"
+
+
+def frame_prefix(vehicle: str, shared_tf_tree: bool) -> str:
+    """Frame prefix of a vehicle's frames: ``"<vehicle>/"`` in a shared tf tree, else ``""``."""
+    return f"{vehicle}/" if shared_tf_tree else ""
+
+
+def tf_topics(topic_prefix: str, shared_tf_tree: bool) -> tuple[str, str]:
+    """(tf, tf_static) topics of a vehicle: the node's ``tf``/``tf_static`` in a shared tree, else under the vehicle's
+    topic prefix (``<V>/tf``; plain ``tf`` for a lone vehicle)."""
+    p = "" if shared_tf_tree else topic_prefix
+    return f"{p}tf", f"{p}tf_static"
+
+
+CHASSIS_MARKERS_ALL = "simul_chassis_markers"
+"""World topic with every vehicle's chassis markers (namespaces ``<V>/mvsim.chassis_shape...``), for RViz configs that
+work with any number of vehicles; published when the vehicles' frames are distinct (a shared tf tree, or one
+vehicle)."""
 
 
 def sensor_topics(prefix: str, sensor_name: str, sensor_class: str) -> dict[str, str]:
@@ -97,8 +123,8 @@ def qos_tf_static() -> QoSProfile:
 
 
 def qos_latched(depth: int = 1) -> QoSProfile:
-    """``simul_map``, ``simul_map_metadata``, ``chassis_polygon``, ``chassis_markers``, ``amcl_pose``: reliable,
-    transient local, so that late subscribers get the last message(s)."""
+    """``simul_map``, ``simul_map_metadata``, ``chassis_polygon``, ``chassis_markers``, ``simul_chassis_markers``,
+    ``amcl_pose``: reliable, transient local, so that late subscribers get the last message(s)."""
     return _profile(max(1, depth), transient_local=True)
 
 

@@ -10,12 +10,15 @@ Parameters: upstream's (reference §3.1 and §9) plus ours, each declared once w
 ``lockstep_step``, ``base_watchdog_timeout`` and ``max_simul_catchup_time`` can be changed while running
 (``ros2 param set``); the others are read at start.
 
-Time: every stamp is simulated time, starting at 0 when the node starts, and ``/clock`` carries it (once per tick, and
-after every ``~/step``). Pacing is :class:`mvsim_core.runner.Runner`'s (the same as ``mvsim launch``), scheduled
-against a wall-clock anchor — simulated time target = anchor + factor ×
-(wall time since the anchor) — so there is no drift while the CPU keeps up; when it cannot, at most
-``max_simul_catchup_time`` is advanced per tick and the rest of the lag is dropped (the anchor moves; the node then
-reports the dropped time in its status line).
+Time: every stamp is simulated time, starting at 0 when the node starts, and ``/clock`` carries it: once per tick,
+after every ``~/step``, and — so that no message is ever stamped ahead of ``/clock`` — right before the first
+message stamped with a newer time (a step whose sensors or periodic topics are due publishes ``/clock`` first; a step
+that publishes nothing does not).
+
+Pacing is :class:`mvsim_core.runner.Runner`'s (the same as ``mvsim launch``), scheduled against a wall-clock
+anchor — simulated time target = anchor + factor × (wall time since the anchor) — so there is no drift while the
+CPU keeps up; when it cannot, at most ``max_simul_catchup_time`` is advanced per tick and the rest of the lag is
+dropped (the anchor moves; the node then reports the dropped time in its status line).
 
 Lockstep: with ``lockstep:=true`` the simulation waits; each call of ``~/step`` (std_srvs/Trigger, ``/mvsim/step`` by
 default) advances ``lockstep_step`` simulated seconds, publishes everything due meanwhile and /clock, then answers
@@ -26,7 +29,9 @@ Topics: see :mod:`mvsim_ros2.naming` for the names and QoS; per vehicle ``cmd_ve
 ``ackermann_cmd`` (AckermannDriveStamped) in (:mod:`mvsim_ros2.commands`), ``odom``, ``base_pose_ground_truth``,
 ``collision``, ``chassis_markers``, ``chassis_polygon``, ``tf``, ``tf_static``, ``amcl_pose`` and ``particlecloud``
 out (:mod:`mvsim_ros2.vehicle_publishers`), plus one or more topics per sensor (:mod:`mvsim_ros2.sensor_publishers`);
-``simul_map`` and ``simul_map_metadata`` per world; ``/clock``. A volatile topic nobody subscribes to is neither built
+``simul_map`` and ``simul_map_metadata`` per world; ``simul_chassis_markers`` (every vehicle's markers, when their
+frames are distinct: ``shared_tf_tree`` or one vehicle); ``/clock``. ``shared_tf_tree`` puts every vehicle's frames,
+prefixed ``<V>/``, on one tf tree (:mod:`mvsim_ros2.naming`). A volatile topic nobody subscribes to is neither built
 nor published (a new subscriber gets the next message); latched ones are always published.
 
 Errors in the parameters or the world file print one line and exit with status 2 (no traceback).
@@ -34,6 +39,7 @@ Errors in the parameters or the world file print one line and exit with status 2
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import sys
 import time
@@ -51,12 +57,13 @@ try:  # ROS 2 is optional at import time, so that `mvsim_node` can say clearly w
     from rclpy.node import Node
     from rosgraph_msgs.msg import Clock
     from std_srvs.srv import Trigger
+    from visualization_msgs.msg import MarkerArray
 
     from mvsim_ros2 import conversions as cv
     from mvsim_ros2 import naming, zmq_bridge
     from mvsim_ros2 import vehicle_publishers as vp
     from mvsim_ros2.commands import CommandInputs
-    from mvsim_ros2.sensor_publishers import PublishContext, SensorLink, sensor_publisher
+    from mvsim_ros2.sensor_publishers import PublishContext, SensorLink, sensor_link
 
     ROS_IMPORT_ERROR: ImportError | None = None
 except ImportError as _e:  # pragma: no cover - exercised only on machines without ROS 2
@@ -152,6 +159,7 @@ class MvsimNode(Node):
         self._commands = CommandInputs(self, self.world, self.opts)
         self._commanded = self._commands.commanded  # the same list: vehicles whose commands are active
         self._stop = False
+        self._clock_sent = -1.0  # simulated time of the latest /clock message (s); -1 before the first
         self.comms = None
         self._zmq_server = None
         self.published = 0
@@ -171,10 +179,10 @@ class MvsimNode(Node):
         self.create_service(Trigger, "~/step", self._srv_step)
         self._start_zmq()
         self.add_on_set_parameters_callback(self._on_set_parameters)
+        self._publish_clock()  # before anything stamped with it
         self._publish_static()
         self._publish_periodic()
         self._next_periodic = self.world.time + self.tf_period
-        self._publish_clock()
         self.world.add_step_listener(self._after_step)
         self.runner.reanchor()
         n_sensors = len(self._sensors)
@@ -220,6 +228,10 @@ class MvsimNode(Node):
         depth = max(1, len(self._grids))
         self._map_pub = self.create_publisher(OccupancyGridMsg, "simul_map", naming.qos_latched(depth))
         self._map_meta_pub = self.create_publisher(MapMetaData, "simul_map_metadata", naming.qos_latched(depth))
+        self._all_markers_pub = None  # simul_chassis_markers: only where the vehicles' frames are distinct
+        if self.world.vehicles and (self.opts.shared_tf_tree or len(self.world.vehicles) == 1):
+            self._all_markers_pub = self.create_publisher(MarkerArray, naming.CHASSIS_MARKERS_ALL,
+                                                          naming.qos_latched(1))
 
     def _make_vehicle(self, veh: Any) -> None:
         o = self.opts
@@ -237,13 +249,13 @@ class MvsimNode(Node):
             self.get_logger().warning(f"sensor '{sensor.name}' ({cls}) of '{link.vehicle.name}' is not "
                                       f"simulated in this build: not published")
             return
-        row = sensor_publisher(sensor)
-        if row is None:
+        ctx = dataclasses.replace(self._pub_ctx, frame_prefix=link.frame_prefix)
+        s = sensor_link(ctx, sensor, f"{link.prefix}{sensor.name}")
+        if s is None:
             self.get_logger().warning(f"sensor '{sensor.name}' of class '{cls}': no ROS message for it; "
                                       f"not published")
             return
-        publish = row.build(self._pub_ctx, sensor, row.topics(f"{link.prefix}{sensor.name}"))
-        self._sensors.append(SensorLink(sensor, publish))
+        self._sensors.append(s)
 
     def _count(self, n: int = 1) -> None:
         self.published += n
@@ -265,26 +277,35 @@ class MvsimNode(Node):
     # ------------------------------------------------------------------ stepping
     def _after_step(self, world: Any) -> None:
         """Step listener: publish what is new after a step (sensors, the periodic state topics) and run the
-        command watchdog."""
+        command watchdog. When something is due, /clock at the step's time goes out first (if it has not yet), so
+        that no subscriber sees a stamp ahead of /clock; a step with nothing due publishes nothing."""
         t = world.time
         for link in self._vehicles:
             if link.vehicle.collision:
                 link.collided = True
+        fresh = []
         for s in self._sensors:
-            obs = s.sensor.last
+            obs = s.observe(s.sensor)
             if obs is not None and obs is not s.prev:
                 s.prev = obs
-                s.publish(obs)
+                fresh.append((s, obs))
+        periodic = t >= self._next_periodic - 1e-9
+        if (fresh or periodic) and t != self._clock_sent:
+            self._publish_clock()
+        for s, obs in fresh:
+            s.publish(obs)
         if self._commanded:
             self._watchdog(t)
-        if t >= self._next_periodic - 1e-9:
+        if periodic:
             self._publish_periodic()
             while self._next_periodic <= t + 1e-9:
                 self._next_periodic += self.tf_period
 
     def _on_tick(self, steps: int) -> None:
-        """After each run-loop tick: /clock, when time moved (every tick when running as fast as possible)."""
-        if steps or (self.runner.realtime_factor <= 0 and not self.runner.paused):
+        """After each run-loop tick: /clock, when time moved and it is not out yet (every tick when running as fast
+        as possible)."""
+        if ((steps and self.world.time != self._clock_sent)
+                or (self.runner.realtime_factor <= 0 and not self.runner.paused)):
             self._publish_clock()
 
     def _should_stop(self) -> bool:
@@ -342,16 +363,19 @@ class MvsimNode(Node):
 
     # ------------------------------------------------------------------ publishing
     def _publish_clock(self) -> None:
+        """/clock at the current simulated time (remembered in ``_clock_sent``); nothing with disable_sim_time_clock."""
         if self._clock_pub is not None:
-
-            self._clock_pub.publish(cv.clock_msg(self.world.time))
+            t = self.world.time
+            self._clock_pub.publish(cv.clock_msg(t))
+            self._clock_sent = t
             self.published += 1
 
     def _publish_static(self) -> None:
-        """Latched messages: tf_static, chassis polygon and markers per vehicle, simul_map(s)."""
+        """Latched messages: tf_static, chassis polygon and markers per vehicle, simul_chassis_markers, simul_map(s)."""
         t = self._stamp_time(self.world.time)
         for link in self._vehicles:
             vp.publish_static(link, t)
+        self._publish_all_markers(t)
         for g in self._grids:
             self._map_pub.publish(cv.occupancy_grid_msg(g.grid, self.opts.world_frame_id, t))
             self._map_meta_pub.publish(cv.map_metadata_msg(g.grid, t))
@@ -364,6 +388,22 @@ class MvsimNode(Node):
             self.published += vp.publish_periodic(link, o, t)
             if o.publish_log_topics:
                 self.published += vp.publish_log(link, self.world, self.create_publisher, o.publisher_history_len)
+        if any(link.markers_changed for link in self._vehicles):
+            self._publish_all_markers(t)
+
+    def _publish_all_markers(self, t: float) -> None:
+        """``simul_chassis_markers``: every vehicle's chassis markers in one latched MarkerArray (namespaces
+        ``<V>/mvsim.chassis_shape...``, each frame-locked to its vehicle's ``base_link``), for RViz configs that do
+        not know the vehicles' names (rviz/mvsim.rviz)."""
+        for link in self._vehicles:
+            link.markers_changed = False
+        if self._all_markers_pub is None:
+            return
+        msg = MarkerArray()
+        for link in self._vehicles:
+            msg.markers.extend(vp.chassis_markers(link, t, ns_prefix=f"{link.vehicle.name}/").markers)
+        self._all_markers_pub.publish(msg)
+        self.published += 1
 
     # ------------------------------------------------------------------ shutdown
     def close(self) -> None:

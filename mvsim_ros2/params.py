@@ -42,6 +42,8 @@ class Options:
     do_fake_localization: bool = param(True, "publish map->odom, amcl_pose and particlecloud from ground truth")
     publish_tf_odom2baselink: bool = param(True, "publish odom->base_link on tf")
     force_publish_vehicle_namespace: bool = param(False, "prefix topics with <vehicle>/ even for one vehicle")
+    shared_tf_tree: bool = param(False, "one tf tree for all vehicles (tf_prefix style): frames <vehicle>/odom, "
+                                        "<vehicle>/base_link, ... on the node's tf and tf_static")
     publisher_history_len: int = param(50, "QoS depth of odom / ground truth / collision publishers")
     publish_log_topics: bool = param(False, "publish CSV-logger columns as Float64 topics while recording")
     base_watchdog_timeout: float = param(1.0, "simulated s without commands before a vehicle is stopped (<=0: off)",

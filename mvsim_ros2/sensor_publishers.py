@@ -6,7 +6,12 @@ the row for the sensor's topics, builds its publish function once, and calls it 
 sensor class: one row here (a test fails for a registered sensor class without one).
 
 Each publish function skips a topic nobody subscribes to (a new subscriber gets the next observation) and stamps
-messages with the observation's simulated time (or wall time, see ``disable_sim_time_clock``).
+messages with the observation's simulated time (or wall time, see ``disable_sim_time_clock``). Frames are the
+sensor's name, prefixed with ``<V>/`` in a shared tf tree (:attr:`PublishContext.frame_prefix`).
+
+What a row publishes is its :attr:`SensorPublisher.observation` of the sensor: the latest observation
+(``sensor.last``), except for GNSS, whose samples without a fix (``last`` None, ``last_no_fix`` set) go out as
+NavSatFix messages with status NO_FIX at the sensor's rate.
 """
 
 from __future__ import annotations
@@ -38,21 +43,34 @@ class PublishContext:
         stamp: simulated seconds → stamp seconds.
         count: called with the number of messages sent.
         depth_image_encoding: ``32FC1`` or ``16UC1`` (RGB-D depth images).
+        frame_prefix: prefix of the sensor's frames (``<V>/`` in a shared tf tree, else ""; one context per vehicle).
     """
 
     create_publisher: Callable[[Any, str, Any], Any]
     stamp: Callable[[float], float]
     count: Callable[[int], None]
     depth_image_encoding: str = "32FC1"
+    frame_prefix: str = ""
+
+
+def latest_observation(sensor: Any) -> Any:
+    """What a sensor has to publish now: its latest observation (None before the first)."""
+    return sensor.last
+
+
+def gnss_observation(sensor: Any) -> Any:
+    """A GNSS's latest sample: its fix, or else its latest sample without one (``last_no_fix``; None before any)."""
+    return sensor.last if sensor.last is not None else getattr(sensor, "last_no_fix", None)
 
 
 @dataclass
 class SensorLink:
-    """Publishing state of one sensor: ``publish`` is called with each observation other than ``prev``."""
+    """Publishing state of one sensor: ``publish`` is called with each ``observe(sensor)`` other than ``prev``."""
 
     sensor: Any
     publish: Publish
     prev: Any = None
+    observe: Callable[[Any], Any] = latest_observation
 
 
 def sensor_frame(sensor: Any, t: float) -> list[Any]:
@@ -67,12 +85,14 @@ class SensorPublisher:
     Attributes:
         topics: topic base (``<prefix><sensor name>``) → the topic of each output (see :mod:`mvsim_ros2.naming`).
         build: (context, sensor, its topics) → the publish function (publishers created once, here).
-        static_tfs: (sensor, stamp seconds) → its frames on ``tf_static``.
+        static_tfs: (sensor, stamp seconds) → its frames on ``tf_static`` (unprefixed: the vehicle adds its prefix).
+        observation: sensor → what to publish now (compared by identity with what was published last).
     """
 
     topics: Callable[[str], dict[str, str]]
     build: Callable[[PublishContext, Any, dict[str, str]], Publish]
     static_tfs: Callable[[Any, float], list[Any]] = sensor_frame
+    observation: Callable[[Any], Any] = latest_observation
 
 
 # ---------------------------------------------------------------------- topics
@@ -96,14 +116,16 @@ def rgbd_topics(base: str) -> dict[str, str]:
 
 
 # ---------------------------------------------------------------------- builders
-def _one_message(ctx: PublishContext, msg_type: Any, topic: str, convert: Callable[[Any, float], Any]) -> Publish:
-    """A publisher of one message per observation: ``convert(obs, stamp)`` built only while someone subscribes."""
+def _one_message(ctx: PublishContext, sensor: Any, msg_type: Any, topic: str,
+                 convert: Callable[[Any, float, str], Any]) -> Publish:
+    """A publisher of one message per observation: ``convert(obs, stamp, frame)`` built only while someone
+    subscribes (frame: the sensor's, prefixed as the context says)."""
     p = ctx.create_publisher(msg_type, topic, naming.qos_sensor())
-    st, count = ctx.stamp, ctx.count
+    st, count, frame = ctx.stamp, ctx.count, ctx.frame_prefix + sensor.name
 
     def publish(obs: Any) -> None:
         if p.get_subscription_count():
-            p.publish(convert(obs, st(obs.stamp)))
+            p.publish(convert(obs, st(obs.stamp), frame))
             count(1)
 
     return publish
@@ -111,17 +133,18 @@ def _one_message(ctx: PublishContext, msg_type: Any, topic: str, convert: Callab
 
 def _laser(ctx: PublishContext, sensor: Any, topics: dict[str, str]) -> Publish:
     period = float(sensor.period)
-    return _one_message(ctx, LaserScan, topics["main"], lambda obs, t: cv.laser_scan_msg(obs, t, scan_time=period))
+    return _one_message(ctx, sensor, LaserScan, topics["main"],
+                        lambda obs, t, frame: cv.laser_scan_msg(obs, t, scan_time=period, frame=frame))
 
 
 def _lidar3d(ctx: PublishContext, sensor: Any, topics: dict[str, str]) -> Publish:
-    return _one_message(ctx, PointCloud2, topics["points"], cv.lidar3d_cloud_msg)
+    return _one_message(ctx, sensor, PointCloud2, topics["points"], cv.lidar3d_cloud_msg)
 
 
 def _camera(ctx: PublishContext, sensor: Any, topics: dict[str, str]) -> Publish:
     qos = naming.qos_sensor()
     pi, pc = ctx.create_publisher(Image, topics["image"], qos), ctx.create_publisher(CameraInfo, topics["info"], qos)
-    st, count, frame = ctx.stamp, ctx.count, sensor.name
+    st, count, frame = ctx.stamp, ctx.count, ctx.frame_prefix + sensor.name
 
     def publish(obs: Any) -> None:
         t = st(obs.stamp)
@@ -148,7 +171,7 @@ def rgbd_cloud_msg(obs: Any, frame: str, t: float, colored: bool) -> Any:
 
 def _rgbd(ctx: PublishContext, sensor: Any, topics: dict[str, str]) -> Publish:
     qos, pub = naming.qos_sensor(), ctx.create_publisher
-    rgb_frame, depth_frame = naming.rgbd_frames(sensor.name)
+    rgb_frame, depth_frame = naming.rgbd_frames(ctx.frame_prefix + sensor.name)
     pri, prc = pub(Image, topics["rgb_image"], qos), pub(CameraInfo, topics["rgb_info"], qos)
     want_depth_img = bool(sensor.params.get("publish_ros_depth_image", True))
     colored = bool(sensor.params.get("publish_ros_colored_pointcloud", False))
@@ -193,12 +216,12 @@ def _rgbd_frames(sensor: Any, t: float) -> list[Any]:
 def _imu(ctx: PublishContext, sensor: Any, topics: dict[str, str]) -> Publish:
     gyro, accel = float(sensor.gyro_noise), float(sensor.accel_noise)
     orient = float(sensor.params.get("orientation_std_noise", 0.0))
-    return _one_message(ctx, Imu, topics["main"], lambda obs, t: cv.imu_msg(
-        obs, t, gyro_sigma=gyro, accel_sigma=accel, orientation_sigma=orient))
+    return _one_message(ctx, sensor, Imu, topics["main"], lambda obs, t, frame: cv.imu_msg(
+        obs, t, gyro_sigma=gyro, accel_sigma=accel, orientation_sigma=orient, frame=frame))
 
 
 def _gnss(ctx: PublishContext, sensor: Any, topics: dict[str, str]) -> Publish:
-    return _one_message(ctx, NavSatFix, topics["main"], cv.nav_sat_fix_msg)
+    return _one_message(ctx, sensor, NavSatFix, topics["main"], cv.nav_sat_fix_msg)
 
 
 # ---------------------------------------------------------------------- the table
@@ -208,7 +231,7 @@ SENSOR_PUBLISHERS: dict[type[Sensor], SensorPublisher] = {
     Camera: SensorPublisher(camera_topics, _camera),  # Image (rgb8) + CameraInfo
     RgbdCamera: SensorPublisher(rgbd_topics, _rgbd, _rgbd_frames),  # Images, CameraInfos, PointCloud2
     ImuSensor: SensorPublisher(single_topic, _imu),  # Imu
-    Gnss: SensorPublisher(single_topic, _gnss),  # NavSatFix
+    Gnss: SensorPublisher(single_topic, _gnss, observation=gnss_observation),  # NavSatFix, NO_FIX samples too
 }
 """Sensor class → its ROS row; one per class of :mod:`mvsim_core.sensors` (a test checks)."""
 
@@ -219,6 +242,15 @@ def sensor_publisher(sensor: Any) -> SensorPublisher | None:
 
 
 def sensor_static_tfs(sensor: Any, t: float) -> list[Any]:
-    """The static frames of a sensor (``base_link`` → its frame, and its row's extra frames)."""
+    """The static frames of a sensor (``base_link`` → its frame, and its row's extra frames), unprefixed."""
     row = sensor_publisher(sensor)
     return (row.static_tfs if row is not None else sensor_frame)(sensor, t)
+
+
+def sensor_link(ctx: PublishContext, sensor: Any, topic_base: str) -> SensorLink | None:
+    """The publishing state of a sensor (its row's publishers on the topics of ``topic_base`` = ``<prefix><name>``,
+    frames prefixed as ``ctx`` says), or None when its class has no row."""
+    row = sensor_publisher(sensor)
+    if row is None:
+        return None
+    return SensorLink(sensor, row.build(ctx, sensor, row.topics(topic_base)), observe=row.observation)

@@ -1,17 +1,24 @@
 """The per-vehicle topics of the node: publishers, the messages refilled in place, and what goes out when.
 
 * latched, once (:func:`publish_static`): ``tf_static`` (``base_link`` → ``base_footprint`` and every sensor's
-  frames), ``chassis_polygon``, ``chassis_markers``;
+  frames), ``chassis_polygon``, ``chassis_markers`` (frame-locked to ``base_link``: RViz moves them with the
+  vehicle, see :func:`mvsim_ros2.conversions.chassis_markers_msg`);
 * every ``period_ms_publish_tf`` (:func:`publish_periodic`): ``odom``, ``base_pose_ground_truth``, ``collision``,
   ``tf`` (``odom`` → ``base_link``; ``map`` → ``odom`` with fake localization), ``amcl_pose``, ``particlecloud``,
   ``chassis_markers`` again when steered wheels turned;
 * with ``publish_log_topics`` while a CSV logger records (:func:`publish_log`): ``log/...`` Float64 topics.
 
-Names and QoS: :mod:`mvsim_ros2.naming`. A volatile topic nobody subscribes to is skipped.
+Names and QoS: :mod:`mvsim_ros2.naming`; frames are prefixed with ``<V>/`` under ``shared_tf_tree``
+(:attr:`VehicleLink.frame_prefix`). A volatile topic nobody subscribes to is skipped.
+
+Covariances: ``odom`` carries the odometry noise model's (:func:`mvsim_ros2.conversions.odometry_variances`: pose
+drift growing with the path length and rotation so far, twist error proportional to the speed, floor
+:data:`~mvsim_ros2.conversions.VARIANCE_FLOOR`); ground truth and ``amcl_pose`` (exact) carry the floor.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,7 +43,8 @@ class VehicleLink:
     """Publishers, subscriptions and command state of one vehicle."""
 
     vehicle: Any
-    prefix: str
+    prefix: str  # topic prefix ("<V>/" or "")
+    frame_prefix: str = ""  # frame prefix ("<V>/" in a shared tf tree)
     pubs: dict[str, Any] = field(default_factory=dict)
     subs: list[Any] = field(default_factory=list)
     last_cmd: float | None = None  # simulated time of the latest command; None = no command active
@@ -46,33 +54,45 @@ class VehicleLink:
     steerable: bool = False  # wheels may turn: republish chassis_markers when their angles change
     msgs: dict[str, Any] = field(default_factory=dict)  # messages refilled in place every period
     log_pubs: dict[str, Any] = field(default_factory=dict)
+    markers_changed: bool = False  # chassis_markers went out again (wheels steered): the node's aggregate follows
+    odo_prev: tuple[float, float, float] = (0.0, 0.0, 0.0)  # odometry (x, y, yaw) at the previous period
+    travelled: float = 0.0  # path length of the odometry so far (m)
+    turned: float = 0.0  # total rotation of the odometry so far (rad)
+
+    def frame(self, name: str) -> str:
+        """The vehicle's frame ``name`` (``base_link``, a sensor's name, ...) as it appears in messages."""
+        return self.frame_prefix + name
 
 
 def make_vehicle_link(create_publisher: Callable[[Any, str, Any], Any], veh: Any, prefix: str,
                       o: Options) -> VehicleLink:
     """The publishers of vehicle ``veh`` (topics under ``prefix``) and the messages they send, built once."""
-    link = VehicleLink(veh, prefix)
+    link = VehicleLink(veh, prefix, naming.frame_prefix(veh.name, o.shared_tf_tree))
     hist = naming.qos_state(o.publisher_history_len)
     pub = create_publisher
+    tf_topic, tf_static_topic = naming.tf_topics(prefix, o.shared_tf_tree)
     link.pubs["odom"] = pub(Odometry, f"{prefix}odom", hist)
     link.pubs["gt"] = pub(Odometry, f"{prefix}base_pose_ground_truth", hist)
     link.pubs["collision"] = pub(Bool, f"{prefix}collision", hist)
-    link.pubs["tf"] = pub(TFMessage, f"{prefix}tf", naming.qos_tf())
-    link.pubs["tf_static"] = pub(TFMessage, f"{prefix}tf_static", naming.qos_tf_static())
+    link.pubs["tf"] = pub(TFMessage, tf_topic, naming.qos_tf())
+    link.pubs["tf_static"] = pub(TFMessage, tf_static_topic, naming.qos_tf_static())
     link.pubs["markers"] = pub(MarkerArray, f"{prefix}chassis_markers", naming.qos_latched(5))
     link.pubs["polygon"] = pub(Polygon, f"{prefix}chassis_polygon", naming.qos_latched(1))
     if o.do_fake_localization:
         link.pubs["amcl_pose"] = pub(PoseWithCovarianceStamped, f"{prefix}amcl_pose", naming.qos_latched(1))
         link.pubs["particlecloud"] = pub(PoseArray, f"{prefix}particlecloud", naming.qos_state(1))
     wf = o.world_frame_id
-    link.msgs["odom"] = Odometry(header=Header(frame_id=naming.ODOM_FRAME), child_frame_id=naming.BASE_FRAME)
-    link.msgs["gt"] = Odometry(header=Header(frame_id=wf), child_frame_id=naming.BASE_FRAME)
+    odom, base = link.frame(naming.ODOM_FRAME), link.frame(naming.BASE_FRAME)
+    link.msgs["odom"] = Odometry(header=Header(frame_id=odom), child_frame_id=base)
+    link.msgs["gt"] = Odometry(header=Header(frame_id=wf), child_frame_id=base)
+    cv.set_covariance_diagonal(link.msgs["gt"].pose.covariance, cv.EXACT_VARIANCES)
+    cv.set_covariance_diagonal(link.msgs["gt"].twist.covariance, cv.EXACT_VARIANCES)
     link.msgs["collision"] = Bool()
     tfs = []
     if o.publish_tf_odom2baselink:
-        tfs.append(cv.transform_msg(naming.ODOM_FRAME, naming.BASE_FRAME, IDENTITY, 0.0))
+        tfs.append(cv.transform_msg(odom, base, IDENTITY, 0.0))
     if o.do_fake_localization:
-        tfs.append(cv.transform_msg(wf, naming.ODOM_FRAME, IDENTITY, 0.0))
+        tfs.append(cv.transform_msg(wf, odom, IDENTITY, 0.0))
         link.msgs["amcl_pose"] = cv.pose_with_covariance_msg(wf, IDENTITY, 0.0)
         link.msgs["particlecloud"] = cv.pose_array_msg(wf, [IDENTITY], 0.0)
     link.msgs["tf"] = TFMessage(transforms=tfs)
@@ -86,16 +106,23 @@ def publish_static(link: VehicleLink, t: float) -> None:
     tfs = [cv.transform_msg(naming.BASE_FRAME, naming.FOOTPRINT_FRAME, IDENTITY, t)]
     for s in veh.sensors.values():
         tfs.extend(sensor_static_tfs(s, t))
-    link.pubs["tf_static"].publish(TFMessage(transforms=tfs))
+    link.pubs["tf_static"].publish(TFMessage(transforms=cv.prefix_frames(tfs, link.frame_prefix)))
     link.pubs["polygon"].publish(cv.polygon_msg(veh.chassis.footprint))
     publish_markers(link, t)
 
 
+def chassis_markers(link: VehicleLink, t: float, ns_prefix: str = "") -> Any:
+    """The vehicle's ``MarkerArray`` (chassis and wheels at their current steering angles, frame-locked to its
+    ``base_link``), marker namespaces prefixed with ``ns_prefix``."""
+    veh = link.vehicle
+    return cv.chassis_markers_msg(link.frame(naming.BASE_FRAME), veh.chassis.footprint, veh.wheels, t, ns_prefix)
+
+
 def publish_markers(link: VehicleLink, t: float) -> None:
     """``chassis_markers`` with the wheels at their current steering angles."""
-    veh = link.vehicle
-    link.wheel_yaws = tuple(float(w.yaw) for w in veh.wheels)
-    link.pubs["markers"].publish(cv.chassis_markers_msg(naming.BASE_FRAME, veh.chassis.footprint, veh.wheels, t))
+    link.wheel_yaws = tuple(float(w.yaw) for w in link.vehicle.wheels)
+    link.pubs["markers"].publish(chassis_markers(link, t))
+    link.markers_changed = True
 
 
 def publish_periodic(link: VehicleLink, o: Options, t: float) -> int:
@@ -111,10 +138,19 @@ def publish_periodic(link: VehicleLink, o: Options, t: float) -> int:
     vx, vy, wz = veh.twist
     ox, oy, oyaw = veh.odometry
     odo6 = (ox, oy, 0.0, oyaw, 0.0, 0.0)
+    px, py, pyaw = link.odo_prev
+    link.travelled += math.hypot(ox - px, oy - py)
+    link.turned += abs(math.remainder(oyaw - pyaw, 2.0 * math.pi))
+    link.odo_prev = (ox, oy, oyaw)
     n = 0
     if pubs["odom"].get_subscription_count():
         mx, my, myaw = veh.odometry_multipliers
-        pubs["odom"].publish(cv.set_odometry(msgs["odom"], odo6, (vx * mx, vy * my, wz * myaw), t))
+        odo_twist = (vx * mx, vy * my, wz * myaw)
+        msg = cv.set_odometry(msgs["odom"], odo6, odo_twist, t)
+        pose_var, twist_var = cv.odometry_variances(veh.odometry_std, link.travelled, link.turned, odo_twist)
+        cv.set_covariance_diagonal(msg.pose.covariance, pose_var)
+        cv.set_covariance_diagonal(msg.twist.covariance, twist_var)
+        pubs["odom"].publish(msg)
         n += 1
     if pubs["gt"].get_subscription_count():
         pubs["gt"].publish(cv.set_odometry(msgs["gt"], gt, (vx, vy, wz), t))

@@ -65,16 +65,18 @@ def test_pose_and_matrix_transform_quaternions() -> None:
 def test_laser_scan() -> None:
     n = 5
     angles = np.linspace(-1.0, 1.0, n).astype(np.float32)
-    obs = CoreScan(stamp=0.3, ranges=np.array([1, 2, 30, 4, 5], np.float32),
-                   valid=np.array([True, True, False, True, True]), angles=angles, sensor_pose=POSE0, max_range=30.0,
-                   frame="laser1")
+    obs = CoreScan(stamp=0.3, ranges=np.array([1, 2, 30, 4, 0.05], np.float32),
+                   valid=np.array([True, True, False, True, False]), angles=angles, sensor_pose=POSE0, max_range=30.0,
+                   frame="laser1", min_range=0.1)
     msg = roundtrip(cv.laser_scan_msg(obs, 0.3, scan_time=0.05))
     assert msg.header.frame_id == "laser1" and cv.stamp_seconds(msg.header.stamp) == pytest.approx(0.3)
     assert (msg.angle_min, msg.angle_max, msg.angle_increment) == pytest.approx((-1.0, 1.0, 0.5))
-    assert msg.range_max == 30.0 and msg.scan_time == pytest.approx(0.05)
+    assert msg.range_max == 30.0 and msg.range_min == pytest.approx(0.1) and msg.scan_time == pytest.approx(0.05)
     r = np.asarray(msg.ranges)
-    assert r[[0, 1, 3, 4]].tolist() == [1, 2, 4, 5] and math.isinf(r[2])  # REP 117: no return = +inf
+    assert r[[0, 1, 3]].tolist() == [1, 2, 4]
+    assert r[2] == np.inf and r[4] == -np.inf  # REP 117: no return = +inf, closer than range_min = -inf
     assert len(msg.intensities) == 0
+    assert cv.laser_scan_msg(obs, 0.3, frame="r1/laser1").header.frame_id == "r1/laser1"
 
 
 def test_point_cloud_xyz_intensity_ring() -> None:
@@ -162,12 +164,42 @@ def test_nav_sat_fix() -> None:
                   frame="gnss1")
     m = cv.nav_sat_fix_msg(fix, 1.0)
     assert (m.latitude, m.longitude, m.altitude) == (36.7, -4.4, 50.0)
-    assert m.status.status == m.status.STATUS_SBAS_FIX  # GGA quality 2 (DGPS): an augmented fix
+    assert m.status.status == m.status.STATUS_FIX  # coverage is modelled, augmentation is not (GGA 2 is a constant)
     assert m.status.service == m.status.SERVICE_GPS
     assert m.position_covariance_type == m.COVARIANCE_TYPE_DIAGONAL_KNOWN
     assert list(m.position_covariance) == [4.0, 0, 0, 0, 4.0, 0, 0, 0, 16.0]
     fix.covariance = np.array([[4.0, 1.0, 0], [1.0, 4.0, 0], [0, 0, 16.0]])
     assert cv.nav_sat_fix_msg(fix, 1.0).position_covariance_type == m.COVARIANCE_TYPE_KNOWN
+    # a noise-free receiver: never an all-zero covariance
+    fix.covariance = np.zeros((3, 3))
+    assert list(cv.nav_sat_fix_msg(fix, 1.0, frame="r1/gnss1").position_covariance) == pytest.approx(
+        [cv.VARIANCE_FLOOR, 0, 0, 0, cv.VARIANCE_FLOOR, 0, 0, 0, cv.VARIANCE_FLOOR])
+
+
+def test_nav_sat_no_fix() -> None:
+    """No coverage (GGA quality 0): STATUS_NO_FIX, NaN position, covariance unknown."""
+    nan = math.nan
+    lost = GnssFix(stamp=2.0, latitude=nan, longitude=nan, altitude=nan, covariance=np.full((3, 3), nan),
+                   frame="gnss1", status=0)
+    m = roundtrip(cv.nav_sat_fix_msg(lost, 2.0))
+    assert m.status.status == m.status.STATUS_NO_FIX and m.header.frame_id == "gnss1"
+    assert math.isnan(m.latitude) and math.isnan(m.longitude) and math.isnan(m.altitude)
+    assert m.position_covariance_type == m.COVARIANCE_TYPE_UNKNOWN and not any(m.position_covariance)
+
+
+def test_odometry_covariances_from_the_noise_model() -> None:
+    """Relative errors 2 % (x, y) and 5 % (yaw): after 10 m and 4 rad, σ 0.2 m and 0.2 rad; at 0.5 m/s and 1 rad/s,
+    σ 0.01 m/s and 0.05 rad/s; what planar odometry does not measure is "ignore me"; noise off gives the floor."""
+    pose, twist = cv.odometry_variances((0.02, 0.02, 0.05), 10.0, 4.0, (0.5, 0.0, -1.0))
+    f, big = cv.VARIANCE_FLOOR, cv.UNMEASURED_VARIANCE
+    assert pose == pytest.approx((0.04 + f, 0.04 + f, big, big, big, 0.04 + f))
+    assert twist == pytest.approx((1e-4 + f, f, big, big, big, 0.0025 + f))
+    quiet_pose, quiet_twist = cv.odometry_variances((0.0, 0.0, 0.0), 10.0, 4.0, (0.5, 0.0, 1.0))
+    assert [quiet_pose[i] for i in (0, 1, 5)] == [f, f, f] and [quiet_twist[i] for i in (0, 1, 5)] == [f, f, f]
+    odo = cv.odometry_msg("odom", "base_link", POSE0, (0.5, 0.0, -1.0), 1.0)
+    cv.set_covariance_diagonal(odo.pose.covariance, pose)
+    cov = np.asarray(roundtrip(odo).pose.covariance).reshape(6, 6)
+    assert np.diag(cov) == pytest.approx(pose) and not np.any(cov - np.diag(np.diag(cov)))
 
 
 def test_occupancy_grid() -> None:
@@ -190,6 +222,11 @@ def test_chassis_polygon_and_markers() -> None:
     body, wheel = arr.markers
     assert body.ns == "mvsim.chassis_shape" and body.type == body.LINE_STRIP and len(body.points) == 5
     assert wheel.ns == "mvsim.chassis_shape.wheel1" and wheel.pose.position.y == 0.25
+    # RViz moves frame-locked markers with their frame: the outline follows the vehicle from one latched message
+    assert all(m.frame_locked and m.header.frame_id == "base_link" for m in arr.markers)
+    assert all(m.lifetime.sec == 0 and m.lifetime.nanosec == 0 for m in arr.markers)  # forever
+    other = cv.chassis_markers_msg("r2/base_link", fp, wheels, 1.0, ns_prefix="r2/")
+    assert [m.ns for m in other.markers] == ["r2/mvsim.chassis_shape", "r2/mvsim.chassis_shape.wheel1"]
     assert (wheel.color.r, wheel.color.g) == (1.0, 0.0)
     assert 2 * math.atan2(wheel.pose.orientation.z, wheel.pose.orientation.w) == pytest.approx(0.3)
 

@@ -25,6 +25,14 @@ def test_vehicle_prefix_rule() -> None:
     assert naming.vehicle_prefix("r1", 2, False) == "r1/"
 
 
+def test_frames_and_tf_topics_with_and_without_a_shared_tree() -> None:
+    assert naming.frame_prefix("r1", False) == ""
+    assert naming.frame_prefix("r1", True) == "r1/"
+    assert naming.tf_topics("r1/", False) == ("r1/tf", "r1/tf_static")  # upstream: one tree per vehicle
+    assert naming.tf_topics("", False) == ("tf", "tf_static")
+    assert naming.tf_topics("r1/", True) == ("tf", "tf_static")  # shared: the node's tf, every vehicle on it
+
+
 def test_sensor_topics() -> None:
     assert naming.sensor_topics("", "laser1", "laser") == {"main": "laser1"}
     assert naming.sensor_topics("r1/", "imu1", "imu") == {"main": "r1/imu1"}

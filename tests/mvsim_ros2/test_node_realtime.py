@@ -119,6 +119,12 @@ def test_odom_and_ground_truth_frames_and_stamps(probe: Probe) -> None:
     assert yaw_of(gt.pose.pose.orientation) == pytest.approx(0.0, abs=0.01)
     # odometry starts at 0 wherever the robot starts; at rest it stays there
     assert math.hypot(odom.pose.pose.position.x, odom.pose.pose.position.y) < 0.01
+    # covariances: never all zero (Nav2, robot_localization); at rest the floor, 1e6 for z, roll, pitch
+    for cov in (odom.pose.covariance, odom.twist.covariance, gt.pose.covariance):
+        diag = [cov[i] for i in (0, 7, 14, 21, 28, 35)]
+        assert all(v > 0 for v in diag) and sum(abs(v) for v in cov) == pytest.approx(sum(diag))
+    assert [odom.pose.covariance[i] for i in (14, 21, 28)] == [1e6, 1e6, 1e6]
+    assert odom.pose.covariance[0] < 1e-4 and odom.twist.covariance[0] < 1e-4
     # consecutive odom messages are one tf period apart
     nxt = probe.next_message(probe.inbox["/odom"], lambda m: secs(m.header.stamp) > t, what="the next odom")
     box = probe.inbox["/odom"]
@@ -169,7 +175,7 @@ def test_scan_geometry_stamps_and_wall_distance(probe: Probe) -> None:
     assert scan.angle_max == pytest.approx(math.pi / 2, abs=1e-6)
     assert scan.angle_increment == pytest.approx(math.pi / 180, abs=1e-7)
     assert scan.angle_min + 180 * scan.angle_increment == pytest.approx(scan.angle_max, abs=1e-5)
-    assert scan.range_max == pytest.approx(10.0) and scan.range_min == 0.0
+    assert scan.range_max == pytest.approx(10.0) and scan.range_min == pytest.approx(0.01)  # the sensor's min_range
     assert scan.scan_time == pytest.approx(0.1)
     t = secs(scan.header.stamp)
     assert _multiple_of(t, 0.1), f"scan stamp {t} is not a multiple of the sensor period"
@@ -197,7 +203,7 @@ def test_gnss_fix_with_status_and_covariance(probe: Probe) -> None:
     fix = probe.next_message(probe.inbox["/gnss1"], timeout=20.0, what="a NavSatFix", start=0)
     assert fix.header.frame_id == "gnss1"
     assert _multiple_of(secs(fix.header.stamp), 0.5)
-    assert fix.status.status >= NavSatStatus.STATUS_FIX
+    assert fix.status.status == NavSatStatus.STATUS_FIX
     assert fix.status.service == NavSatStatus.SERVICE_GPS
     assert fix.latitude == pytest.approx(36.72, abs=1e-4)  # the robot is 2 m west of the reference; σh 0.5 m
     assert fix.longitude == pytest.approx(-4.42, abs=1e-4)
@@ -231,8 +237,8 @@ def test_chassis_polygon_markers_and_collision(probe: Probe) -> None:
     assert xy == pytest.approx([-0.15, -0.30, 0.30, -0.30, 0.35, -0.20, 0.35, 0.20, 0.30, 0.30, -0.15, 0.30])
     markers = probe.next_message(mk_box, what="chassis_markers", start=0).markers
     assert [m.ns for m in markers] == ["mvsim.chassis_shape", "mvsim.chassis_shape.wheel1",
-                                       "mvsim.chassis_shape.wheel2", "mvsim.chassis_shape.wheel3"]
-    assert all(m.header.frame_id == "base_link" for m in markers)
+                                       "mvsim.chassis_shape.wheel2"]
+    assert all(m.header.frame_id == "base_link" and m.frame_locked for m in markers)  # RViz moves them with r1
     assert len(markers[0].points) == 7  # closed outline
     col = probe.next_message(probe.inbox["/collision"], what="a collision flag")
     assert col.data is False

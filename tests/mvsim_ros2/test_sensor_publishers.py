@@ -14,6 +14,7 @@ from mvsim_core.sensors import Camera, Gnss, Imu, Lidar2D, Lidar3D, RgbdCamera, 
 from mvsim_ros2.sensor_publishers import (
     SENSOR_PUBLISHERS,
     PublishContext,
+    sensor_link,
     sensor_publisher,
     sensor_static_tfs,
 )
@@ -66,8 +67,8 @@ class FakeNode:
     def count(self, n: int) -> None:
         self.counted += n
 
-    def context(self, encoding: str = "32FC1") -> PublishContext:
-        return PublishContext(self.create_publisher, lambda t: t + 1000.0, self.count, encoding)
+    def context(self, encoding: str = "32FC1", frame_prefix: str = "") -> PublishContext:
+        return PublishContext(self.create_publisher, lambda t: t + 1000.0, self.count, encoding, frame_prefix)
 
 
 def build(node: FakeNode, sensor: Any, prefix: str = "r1/") -> Any:
@@ -153,6 +154,44 @@ def test_scan_goes_out_only_with_subscribers(tmp_path):
     quiet = FakeNode(subscribers=0)
     build(quiet, laser)(obs)
     assert quiet.pubs[0].sent == [] and quiet.counted == 0
+
+
+def test_frames_prefixed_in_a_shared_tree(tmp_path):
+    """With a frame prefix (shared_tf_tree), every message of every sensor names the prefixed frames."""
+    w = world(tmp_path)
+    w.run(0.1)
+    frames = {}
+    for s in w.vehicles["r1"].sensors.values():
+        node = FakeNode()
+        link = sensor_link(node.context(frame_prefix="r1/"), s, f"r1/{s.name}")
+        assert link is not None
+        obs = link.observe(s)
+        if obs is None:
+            continue
+        link.publish(obs)
+        frames[s.name] = {m.header.frame_id for p in node.pubs for m in p.sent}
+    assert frames["laser1"] == {"r1/laser1"} and frames["imu1"] == {"r1/imu1"} and frames["gnss1"] == {"r1/gnss1"}
+    assert frames["lidar1"] == {"r1/lidar1"} and frames["cam1"] == {"r1/cam1"}
+    assert frames["rgbd1"] == {"r1/rgbd1_rgb", "r1/rgbd1_depth"}
+
+
+def test_gnss_without_coverage_publishes_no_fix(tmp_path):
+    """No georeference → no fix: the GNSS row publishes each sample as STATUS_NO_FIX (the sensor's last is None)."""
+    p = tmp_path / "n.world.xml"
+    p.write_text('<mvsim_world version="1.0"><vehicle name="r1"><dynamics class="differential"/>'
+                 '<init_pose>0 0 0</init_pose><sensor class="gnss" name="gnss1"><sensor_period>0.1</sensor_period>'
+                 '</sensor></vehicle></mvsim_world>')
+    w = mv.load_world(p)
+    gnss = w.vehicles["r1"].sensors["gnss1"]
+    node = FakeNode()
+    link = sensor_link(node.context(), gnss, "gnss1")
+    assert link is not None
+    w.run(0.2)
+    obs = link.observe(gnss)
+    assert gnss.last is None and obs is gnss.last_no_fix and obs.stamp == pytest.approx(0.2)
+    link.publish(obs)
+    (msg,) = node.pubs[0].sent
+    assert msg.status.status == msg.status.STATUS_NO_FIX and math.isnan(msg.latitude)
 
 
 # ---------------------------------------------------------------------- static frames
