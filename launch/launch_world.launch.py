@@ -30,6 +30,7 @@ NODE_ARGUMENTS = (
     ("do_fake_localization", "True", "publish map->odom, amcl_pose and particlecloud from the ground truth"),
     ("publish_tf_odom2baselink", "True", "publish odom->base_link on tf"),
     ("force_publish_vehicle_namespace", "False", "prefix topics with <vehicle>/ even for a single vehicle"),
+    ("shared_tf_tree", "False", "all vehicles on one tf tree, frames <vehicle>/...: what rviz/mvsim.rviz needs"),
     ("publish_log_topics", "False", "publish the CSV-logger columns as Float64 topics"),
     ("realtime_factor", "1.0", "simulated seconds per wall second (0 = as fast as possible)"),
     ("disable_sim_time_clock", "False", "wall-clock stamps and no /clock"),
