@@ -8,14 +8,17 @@ for each instance, so values such as ``$f{rand()}`` are drawn per instance.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from mvsim_core.errors import WorldFileError
 from mvsim_core.rng import WorldRandom
-from mvsim_core.world import World
+from mvsim_core.world import SimObject, World
 from mvsim_core.world_options import GEOREFERENCE_PARAMS, GUI_PARAMS, LIGHTS_PARAMS, WORLD_PARAMS
 from mvsim_core.xml.context import CURRENT_DIR_VAR, ParseContext
 from mvsim_core.xml.flow import Walker, expanded
@@ -69,11 +72,63 @@ def load_world(path: str | os.PathLike[str], *, seed: int = 0, allow_shell: bool
     return _Loader(ctx, p).load(root)
 
 
+SPAWN_SOURCE = "<spawn request>"
+"""File name given to XML text spawned without a source (:func:`parse_object`), placed next to the world file."""
+
+
+def parse_object(world: World, xml: str, *, name: str | None = None, pose: tuple[float, float, float] | None = None,
+                 source: str | os.PathLike[str] | None = None, allow_shell: bool = False,
+                 env: Mapping[str, str] | None = None) -> SimObject:
+    """Build the one vehicle, block or actor that ``xml`` describes, for ``world`` (:meth:`World.spawn`; not added).
+
+    The text is read as if written in a world file: one ``<vehicle>``, ``<block>`` or ``<actor>`` element (also
+    inside ``<mvsim_world>``), with the world's class definitions in force; ``<vehicle:class>``,
+    ``<block:class>``, ``<actor:class>`` written in the text come first (shadowing the world's of the same name,
+    for this object only); ``<include>``, ``<variable>``, ``<for>``, ``<if>`` work. Random values come from the
+    world's generator.
+
+    Args:
+        world: the world the object is for (classes, random generator, file location).
+        xml: the XML text.
+        name: the object's name (overrides the element's ``name``; default: that, else the first free ``veh<N>``,
+            ``block<NNN>``, ``actor<N>``).
+        pose: (x, y, yaw) in m, m, rad (world frame) instead of the element's ``<init_pose>``; z, pitch and roll 0
+            (vehicles and blocks are then placed on the ground).
+        source: where the text comes from: relative paths resolve from its directory and messages name it
+            (default: ``<spawn request>`` next to the world file).
+        allow_shell: let ``$(cmd)`` run a shell.
+        env: environment for ``$env{}`` (default: ``os.environ``).
+
+    Raises:
+        WorldFileError: bad XML, or not exactly one object in it (file and line in the text).
+    """
+    import mvsim_core.elements  # noqa: F401  (registers element classes)
+    import mvsim_core.objects.vehicles  # noqa: F401  (registers dynamics classes)
+    import mvsim_core.sensors  # noqa: F401  (registers sensor classes)
+
+    src = Path(source) if source is not None else world.path.resolve().parent / SPAWN_SOURCE
+    shown = str(src)
+    ctx = ParseContext(env=dict(os.environ if env is None else env), rng=world.rng, allow_shell=allow_shell)
+    ctx.variables[CURRENT_DIR_VAR] = str(src.resolve().parent)
+    roots = parse_text(xml, shown, warn=ctx.warn_at)
+    if len(roots) == 1 and roots[0].tag == "mvsim_world":
+        roots = roots[0].children
+    if not roots:
+        raise WorldFileError(shown, 1, "no XML element; write one <vehicle>, <block> or <actor> element")
+    loader = _SpawnLoader(ctx, src, world, name, pose)
+    loader.walker.walk(roots)
+    obj = loader.result(shown)
+    world.warnings.extend(w for w in ctx.warnings if w not in world.warnings)
+    world.missing_assets.update(ctx.missing_assets)
+    return obj
+
+
 class _Loader:
     def __init__(self, ctx: ParseContext, path: Path) -> None:
         self.ctx = ctx
         self.world = World(path=path, params=read_params(WORLD_PARAMS, [], ctx), gui=read_params(GUI_PARAMS, [], ctx),
-                           lights=read_params(LIGHTS_PARAMS, [], ctx), georeference=None, rng=ctx.rng)
+                           lights=read_params(LIGHTS_PARAMS, [], ctx), georeference=None, rng=ctx.rng,
+                           object_parser=parse_object)
         self.walker = Walker(ctx, {
             "vehicle:class": self.vehicle_class,
             "vehicle": self.vehicle,
@@ -239,3 +294,72 @@ class _Loader:
             return
         self.world.params[p.name] = parse_value(p, node.text, node, self.ctx)
         self.world.params.where[p.name] = node
+
+
+class _SpawnLoader(_Loader):
+    """Reads the text of one spawn request (:func:`parse_object`) into a scratch world that shares the target
+    world's classes (a copy: classes the text defines stay local) and random generator."""
+
+    SPAWNABLE = ("vehicle", "block", "actor")
+
+    def __init__(self, ctx: ParseContext, path: Path, target: World, name: str | None,
+                 pose: tuple[float, float, float] | None) -> None:
+        super().__init__(ctx, path)
+        self.target = target
+        self.name_override = name or None
+        self.pose = pose
+        w = self.world
+        w.vehicle_classes = dict(target.vehicle_classes)
+        w.block_classes = dict(target.block_classes)
+        w.actor_classes = dict(target.actor_classes)
+        self.instances: list[XmlNode] = []
+        handlers = {tag: self.walker.handlers[tag] for tag in ("vehicle:class", "block:class", "actor:class")}
+        for tag in self.SPAWNABLE:
+            handlers[tag] = self._instance(tag, self.walker.handlers[tag])
+        self.walker.handlers = handlers
+        self.walker.on_unknown = self._not_spawnable
+
+    def _instance(self, tag: str, build: Any) -> Any:
+        def handle(node: XmlNode) -> None:
+            self.instances.append(node)
+            if len(self.instances) > 1:
+                raise self.ctx.error(node, f"a second object (<{tag}>) in one spawn request; spawn one at a time")
+            if self.pose is not None:
+                x, y, yaw = self.pose
+                pose_node = XmlNode("init_pose", text=f"{x!r} {y!r} {math.degrees(yaw)!r}", file=node.file,
+                                    line=node.line)
+                node = replace(node, children=[c for c in node.children
+                                               if c.tag not in ("init_pose", "init_pose3d")] + [pose_node])
+            build(node)
+        return handle
+
+    def _not_spawnable(self, node: XmlNode) -> None:
+        raise self.ctx.error(node, f"<{node.tag}> cannot be spawned; a spawn request holds one <vehicle>, <block> or "
+                                   f"<actor> element (and class definitions, <include>, <variable>)")
+
+    def _register_class(self, node: XmlNode, table: dict[str, XmlNode], what: str) -> None:
+        table[self.ctx.require_attr(node, "name")] = node  # the text's own definition wins, for this object
+
+    def _name(self, node: XmlNode, prefix: str, fmt: str = "{}{}") -> str:
+        if self.name_override:
+            return self.name_override
+        name = self.ctx.attr(node, "name")
+        if name:
+            return name
+        taken = set(self.target.object_names())
+        while True:
+            name = fmt.format(prefix, self.ctx.next_index(prefix))
+            if name not in taken:
+                return name
+
+    def result(self, shown: str) -> SimObject:
+        w = self.world
+        objs: list[SimObject] = [*w.vehicles.values(), *w.blocks.values(), *w.actors.values()]
+        if not objs:
+            raise WorldFileError(shown, 1, "no <vehicle>, <block> or <actor> element to spawn")
+        obj = objs[0]
+        if self.pose is not None:
+            x, y, yaw = self.pose
+            obj.sim.pose = (float(x), float(y), 0.0, float(yaw), 0.0, 0.0)
+            obj.sim.pose_is_3d = False
+        return obj

@@ -13,15 +13,18 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from mvsim_core.errors import MvsimError
+from mvsim_core.objects.actor import Actor
+from mvsim_core.objects.block import Block
+from mvsim_core.objects.vehicles.base import Vehicle
 from mvsim_core.rng import WorldRandom
 from mvsim_core.xml.node import XmlNode
 from mvsim_core.xml.params import ParamValues
@@ -29,11 +32,8 @@ from mvsim_core.xml.params import ParamValues
 if TYPE_CHECKING:
     from mvsim_core.dynamics.physics import Physics
     from mvsim_core.elements.base import WorldElement
-    from mvsim_core.objects.actor import Actor
-    from mvsim_core.objects.block import Block
     from mvsim_core.objects.joint import Joint
     from mvsim_core.objects.marker import Marker
-    from mvsim_core.objects.vehicles.base import Vehicle
     from mvsim_core.sensors.base import Sensor
     from mvsim_core.sensors.scheduler import SensorScheduler
 
@@ -41,6 +41,43 @@ AUTO_TIMESTEP_MAX = 0.005  # s: the automatic step is min(5 ms, shortest sensor 
 
 StepListener = Callable[["World"], None]
 """Called as ``listener(world)`` after every step, inside the step guard."""
+
+Pose6 = tuple[float, float, float, float, float, float]
+SimObject = Vehicle | Block | Actor
+"""What :meth:`World.spawn` adds and :meth:`World.remove` takes away."""
+
+
+class ObjectParser(Protocol):
+    """Builds one vehicle, block or actor from XML text for :meth:`World.spawn` (the loader's
+    :func:`mvsim_core.loader.parse_object`, installed on every world it loads)."""
+
+    def __call__(self, world: World, xml: str, *, name: str | None = None,
+                 pose: tuple[float, float, float] | None = None, source: str | Path | None = None,
+                 allow_shell: bool = False) -> SimObject: ...
+
+
+@dataclass
+class _Initial:
+    """What :meth:`World.reset` puts one object back to, as it was at the start (or when it was spawned): its pose
+    as declared (before the terrain placed it; world frame, m / rad) and, for a vehicle, its controller's state and
+    its wheels' yaws (rad)."""
+
+    obj: SimObject
+    pose: Pose6
+    controller: dict[str, Any] | None = None
+    wheel_yaws: tuple[float, ...] = ()
+
+
+@dataclass
+class _Origin:
+    """The world as it started: its objects and joints, in order, and its random generator's seed and state."""
+
+    vehicles: dict[str, Vehicle]
+    blocks: dict[str, Block]
+    actors: dict[str, Actor]
+    joints: list[Joint]
+    rng_seed: int
+    rng_state: dict[str, Any]
 
 
 @dataclass
@@ -65,6 +102,9 @@ class World:
             other threads never see a half-done step), or None.
         step_listeners: called as ``listener(world)`` after every step, inside ``step_guard`` (publishers, viewers,
             recorders); see :meth:`add_step_listener`.
+        object_parser: builds an object from XML text for :meth:`spawn` (set by the loader).
+        rebuilds: how many times the physics was rebuilt (by :meth:`reset`, :meth:`spawn`, :meth:`remove`); views
+            that hold on to ``physics`` compare it to know when to look again.
     """
 
     path: Path
@@ -88,10 +128,14 @@ class World:
     time: float = 0.0
     step_guard: AbstractContextManager[Any] | None = field(default=None, repr=False)
     step_listeners: list[StepListener] = field(default_factory=list, repr=False)
+    object_parser: ObjectParser | None = field(default=None, repr=False)
+    rebuilds: int = 0
     _steps: int = 0
     _physics: Physics | None = field(default=None, repr=False)
     _scheduler: SensorScheduler | None = field(default=None, repr=False)
     _dt: float | None = field(default=None, repr=False)
+    _origin: _Origin | None = field(default=None, repr=False)
+    _initial: dict[int, _Initial] = field(default_factory=dict, repr=False)
 
     # ------------------------------------------------------------------ clock
     @property
@@ -122,22 +166,45 @@ class World:
         """
         if self._physics is not None:
             return self
+        self._dt = self.timestep
+        self._origin = _Origin(dict(self.vehicles), dict(self.blocks), dict(self.actors), list(self.joints),
+                               self.rng.seed, dict(self.rng.generator.bit_generator.state))
+        for obj in self._objects():
+            self._remember(obj)
+        self._build()
+        assert self._scheduler is not None
+        if self._scheduler.not_simulated:
+            self.warnings.append(f"sensors of class {', '.join(self._scheduler.not_simulated)} produce no "
+                                 f"observations in this simulator")
+        return self
+
+    def _build(self, *, carry: bool = False, fresh: Collection[str] = ()) -> None:
+        """(Re)build the physics and the sensors' schedule from the objects now in the world, and a CSV logger for
+        each vehicle that has none yet. ``carry``: everything already there goes on from the previous physics and
+        schedule (a spawn or removal; ``fresh`` names the objects that start anew); otherwise every object starts
+        from its declared initial state and every sensor one period after the current time (start, reset)."""
         from mvsim_core.dynamics.physics import Physics
         from mvsim_core.io.csv_logger import VehicleLogger
         from mvsim_core.sensors.scheduler import SensorScheduler
 
-        self._dt = self.timestep
+        old_physics, old_scheduler = self._physics, self._scheduler
         physics = Physics(self)
         scheduler = SensorScheduler(self, physics)
-        if scheduler.not_simulated:
-            self.warnings.append(f"sensors of class {', '.join(scheduler.not_simulated)} produce no observations "
-                                 f"in this simulator")
+        if old_physics is not None and old_scheduler is not None:
+            self.rebuilds += 1
+            if carry:
+                physics.carry_over(old_physics, fresh)
+                scheduler.carry_over(old_scheduler, self.time)
+            else:
+                scheduler.restart(self.time)
+                scheduler.enabled = old_scheduler.enabled
+                scheduler.ctx.adopt(old_scheduler.ctx)
         for v in self.vehicles.values():
-            v.logger = VehicleLogger(v.name, len(v.wheels), v.log_path)
-            if v.auto_start_recording:
-                v.logger.start()
+            if v.logger is None:
+                v.logger = VehicleLogger(v.name, len(v.wheels), v.log_path)
+                if v.auto_start_recording:
+                    v.logger.start()
         self._physics, self._scheduler = physics, scheduler
-        return self
 
     @property
     def physics(self) -> Physics:
@@ -216,19 +283,268 @@ class World:
                 v.logger.write(t, v.pose, v.twist, v.odometry, physics.wheel_log_rows(k))
 
     # ------------------------------------------------------------------ objects
-    def set_pose(self, name: str, x: float, y: float, yaw: float) -> None:
-        """Teleport a vehicle, block or actor to (x, y) m and ``yaw`` rad in the world frame."""
+    def object(self, name: str) -> SimObject:
+        """The vehicle, block or actor called ``name``.
+
+        Raises:
+            MvsimError: no such object (the message lists the objects).
+        """
         obj = self.vehicles.get(name) or self.blocks.get(name) or self.actors.get(name)
         if obj is None:
-            raise MvsimError(f"no object named '{name}'; objects: {', '.join(self.object_names()) or 'none'}")
+            names = self.object_names()
+            shown = ", ".join(names[:20]) + (f" ... ({len(names)} in all)" if len(names) > 20 else "")
+            raise MvsimError(f"no object named '{name}'; objects: {shown or 'none'}")
+        return obj
+
+    def set_pose(self, name: str, x: float, y: float, yaw: float) -> None:
+        """Teleport a vehicle, block or actor to (x, y) m and ``yaw`` rad in the world frame; its velocity is kept.
+        Sensors see it at the new place from their next sample; a vehicle's odometry does not jump.
+
+        Raises:
+            MvsimError: unknown object, or a value that is NaN or infinite.
+        """
+        obj = self.object(name)
+        if not all(math.isfinite(v) for v in (x, y, yaw)):
+            raise MvsimError(f"set_pose('{name}'): x, y and yaw must be finite numbers (got {x}, {y}, {yaw})")
         _, _, z, _, pitch, roll = obj.pose
         if self._physics is not None:
             self._physics.teleport(name, float(x), float(y), float(yaw))
         else:
             obj.sim.pose = (float(x), float(y), z, float(yaw), pitch, roll)
 
+    def velocity(self, name: str) -> tuple[float, float, float]:
+        """Velocity of an object's reference point: (vx, vy) m/s in the world frame and the yaw rate ω rad/s.
+        Static and intangible blocks and actors: zeros. Before the start: the declared initial velocity."""
+        obj = self.object(name)
+        if self._physics is not None:
+            return self._physics.velocity_of(name) if name not in self.actors else (0.0, 0.0, 0.0)
+        if not self._can_move(name):
+            return (0.0, 0.0, 0.0)
+        bvx, bvy, w = obj.sim.init_vel
+        c, s = math.cos(obj.sim.pose[3]), math.sin(obj.sim.pose[3])
+        return (c * bvx - s * bvy, s * bvx + c * bvy, w)
+
+    def set_velocity(self, name: str, vx: float, vy: float, wz: float) -> None:
+        """Give a vehicle or dynamic block the velocity (vx, vy) m/s (world frame, at its reference point) and yaw
+        rate ``wz`` rad/s, at once. A vehicle's wheels then roll without slipping; its controller acts from the
+        next step on (an ideal controller imposes its own twist again). Before the start this sets the initial
+        velocity.
+
+        Raises:
+            MvsimError: unknown object; a static or intangible block or an actor (no moving body) given a non-zero
+                velocity; a value that is NaN or infinite.
+        """
+        obj = self.object(name)
+        if not all(math.isfinite(v) for v in (vx, vy, wz)):
+            raise MvsimError(f"set_velocity('{name}'): vx, vy and wz must be finite numbers (got {vx}, {vy}, {wz})")
+        if not self._can_move(name):
+            if vx or vy or wz:
+                raise MvsimError(f"'{name}' does not move (a static or intangible block, or an actor): it cannot "
+                                 f"be given a velocity")
+            return
+        if self._physics is not None:
+            self._physics.set_velocity(name, float(vx), float(vy), float(wz))
+            return
+        c, s = math.cos(obj.sim.pose[3]), math.sin(obj.sim.pose[3])
+        obj.sim.init_vel = (c * vx + s * vy, -s * vx + c * vy, float(wz))
+
+    def _can_move(self, name: str) -> bool:
+        """Whether the object has a moving (dynamic) body: a vehicle or a block neither static nor intangible."""
+        if name in self.vehicles:
+            return True
+        b = self.blocks.get(name)
+        return b is not None and not b.is_static and not b.is_intangible
+
     def object_names(self) -> list[str]:
+        """Names of every vehicle, block and actor, in that order."""
         return [*self.vehicles, *self.blocks, *self.actors]
+
+    def _objects(self) -> list[SimObject]:
+        return [*self.vehicles.values(), *self.blocks.values(), *self.actors.values()]
+
+    # ------------------------------------------------------------------ run-time objects and reset
+    def spawn(self, what: str | SimObject, *, name: str | None = None, pose: tuple[float, float, float] | None = None,
+              source: str | Path | None = None, allow_shell: bool = False) -> SimObject:
+        """Add a vehicle, block or actor, now (also while running).
+
+        Args:
+            what: XML text holding one ``<vehicle>``, ``<block>`` or ``<actor>`` element written as in world files
+                (the world's ``<vehicle:class>`` / ``<block:class>`` / ``<actor:class>`` definitions apply; the
+                text may define its own classes, include files, use ``<variable>``), or such an object already
+                built.
+            name: the object's name (default: the ``name`` attribute, else ``veh<N>`` / ``block<NNN>`` /
+                ``actor<N>``, the first one free).
+            pose: (x, y, yaw) in m, m, rad, world frame, instead of the element's ``<init_pose>`` (z, pitch and
+                roll come from the ground).
+            source: the file the text comes from, for relative paths and messages (default: a file named
+                ``<spawn request>`` next to the world file).
+            allow_shell: let ``$(cmd)`` in the text run a shell.
+
+        Returns:
+            The new object (``world.vehicles[name]`` etc.). A vehicle's sensors sample one period from now; the
+            objects already there go on as they were (see :meth:`Physics.carry_over
+            <mvsim_core.dynamics.physics.Physics.carry_over>`). :meth:`reset` puts it back where it was spawned,
+            or removes it (``objects=True``).
+
+        Raises:
+            WorldFileError: bad XML (file and line in the text).
+            MvsimError: the name is taken.
+        """
+        if isinstance(what, str):
+            if self.object_parser is None:
+                raise MvsimError("this World reads no XML (it was not made by load_world): pass a built object")
+            obj = self.object_parser(self, what, name=name, pose=pose, source=source, allow_shell=allow_shell)
+        else:
+            obj = what
+            if pose is not None:
+                _, _, z, _, pitch, roll = obj.sim.pose
+                obj.sim.pose = (float(pose[0]), float(pose[1]), z, float(pose[2]), pitch, roll)
+        if obj.name in self.vehicles or obj.name in self.blocks or obj.name in self.actors:
+            raise MvsimError(f"cannot spawn '{obj.name}': another vehicle, block or actor already has that name")
+        if isinstance(obj, Vehicle):
+            self.vehicles[obj.name] = obj
+            for s in obj.sensors.values():
+                s.reset(self.time)
+                if self._dt is not None and s.period < self._dt - 1e-12:
+                    self.warnings.append(f"vehicle '{obj.name}': sensor '{s.name}' has a period of {s.period:g} s, "
+                                         f"shorter than the timestep {self._dt:g} s; it will sample late")
+        elif isinstance(obj, Block):
+            self.blocks[obj.name] = obj
+        else:
+            self.actors[obj.name] = obj
+        if self._physics is not None:
+            self._remember(obj)
+            self._build(carry=True, fresh={obj.name})
+        return obj
+
+    def remove(self, name: str) -> SimObject:
+        """Take a vehicle, block or actor out of the world, now (also while running): its body, wheels and sensors
+        go, and the joints attached to it. A vehicle's CSV logger stops. The others go on as they were.
+        :meth:`reset` with ``objects=True`` brings back an object that was there at the start.
+
+        Returns:
+            The removed object.
+
+        Raises:
+            MvsimError: no such object.
+        """
+        obj = self.object(name)
+        if isinstance(obj, Vehicle):
+            del self.vehicles[name]
+        elif isinstance(obj, Block):
+            del self.blocks[name]
+        else:
+            del self.actors[name]
+        self.joints[:] = [j for j in self.joints if name not in (j.body_a, j.body_b)]
+        self._forget(obj)
+        if self._physics is not None:
+            self._build(carry=True)
+        return obj
+
+    def reset(self, *, objects: bool = True, state: bool = True, time: bool = True) -> None:
+        """Go back to the start (``world.start()`` or the first step), in any of three parts:
+
+        Args:
+            objects: the set of objects as at the start: spawned ones are removed, removed ones come back (in their
+                places in the file order, in their initial state).
+            state: every object as at the start (or as spawned): pose, velocity, the controller's setpoints and
+                internal state, wheel spins, spin angles and steering, odometry (from 0), collision flags,
+                sensors' last observations and histories; and the random generator as at the start, so that the
+                same commands give the same run again, bit for bit (as a fresh load of the same file and seed
+                would).
+            time: the clock back to 0 (and the step count). Sensors sample one period after the current time
+                (after a time reset: from 0, as at the start).
+
+        Everything else goes on: step listeners, loggers (rows restart at the new time), ``sensor_scheduler.enabled``.
+        Before the start there is nothing to undo, and nothing happens.
+        """
+        origin = self._origin
+        if origin is None:
+            return
+        fresh = self._restore_objects(origin) if objects else None
+        if state:
+            if time:
+                self.time, self._steps = 0.0, 0
+            self.rng.seed = origin.rng_seed
+            self.rng.generator.bit_generator.state = origin.rng_state
+            for obj in self._objects():
+                self._reset_object(obj)
+            for sensor in self.sensors.values():
+                sensor.reset(self.time)
+            self._build()
+            return
+        if fresh is not None:
+            for name in fresh:
+                self._reset_object(self.object(name))
+            self._build(carry=True, fresh=fresh)
+        if time:
+            shift = -self.time
+            self.time, self._steps = 0.0, 0
+            self.sensor_scheduler.shift(shift)
+
+    def _restore_objects(self, origin: _Origin) -> list[str] | None:
+        """Make the set of objects and joints the original one again. Returns the names of the objects brought
+        back, or None when the set was the original one already."""
+        originals = [o for t in (origin.vehicles, origin.blocks, origin.actors) for o in t.values()]
+        present = self._objects()
+        if [id(o) for o in present] == [id(o) for o in originals] and self.joints == origin.joints:
+            return None
+        kept = {id(o) for o in originals}
+        for obj in present:
+            if id(obj) not in kept:  # spawned: gone for good
+                self._forget(obj)
+        now = {id(o) for o in present}
+        back = [o for o in originals if id(o) not in now]
+        self.vehicles.clear()
+        self.vehicles.update(origin.vehicles)
+        self.blocks.clear()
+        self.blocks.update(origin.blocks)
+        self.actors.clear()
+        self.actors.update(origin.actors)
+        self.joints[:] = origin.joints
+        for obj in back:
+            if isinstance(obj, Vehicle) and obj.logger is not None and obj.auto_start_recording:
+                obj.logger.start()
+        return [o.name for o in back]
+
+    def _forget(self, obj: SimObject) -> None:
+        """``obj`` leaves the world: a vehicle stops reading the physics and logging; a spawned object's record goes
+        (an original one is kept, for :meth:`reset`)."""
+        if isinstance(obj, Vehicle):
+            obj.detach_physics()
+            if obj.logger is not None:
+                obj.logger.stop()
+        origin = self._origin
+        if origin is None or not any(obj is t.get(obj.name) for t in (origin.vehicles, origin.blocks,
+                                                                      origin.actors)):
+            self._initial.pop(id(obj), None)
+
+    def _remember(self, obj: SimObject) -> None:
+        """Record what :meth:`reset` puts ``obj`` back to: its state now."""
+        rec = _Initial(obj=obj, pose=obj.sim.pose)
+        if isinstance(obj, Vehicle):
+            rec.controller = obj.controller.save_state()
+            rec.wheel_yaws = tuple(float(w.yaw) for w in obj.wheels)
+        self._initial[id(obj)] = rec
+
+    def _reset_object(self, obj: SimObject) -> None:
+        """Put ``obj`` back to its recorded initial state (the physics, rebuilt next, takes pose and velocity)."""
+        rec = self._initial.get(id(obj))
+        if rec is None:
+            return
+        obj.sim.pose = rec.pose
+        if isinstance(obj, Vehicle):
+            assert rec.controller is not None
+            obj.controller.restore_state(rec.controller)
+            for w, yaw in zip(obj.wheels, rec.wheel_yaws, strict=True):
+                w.yaw = yaw
+            obj.collision = obj.had_collision = False
+            for s in obj.sensors.values():
+                s.reset(self.time)
+            return
+        obj.state_pose = None
+        if isinstance(obj, Block):
+            obj.collision = obj.had_collision = False
 
     # ------------------------------------------------------------------ report
     def summary(self) -> str:

@@ -22,6 +22,7 @@ Frames: world (x, y, z up); vehicle (x forward, y left, origin = reference point
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -153,6 +154,89 @@ class Physics:
             obj = self.world.blocks.get(name) or self.world.actors[name]
             _, _, z, _, pitch, roll = obj.pose
             obj.state_pose = (x, y, z, yaw, pitch, roll)
+
+    def velocity_of(self, name: str) -> tuple[float, float, float]:
+        """Velocity of a vehicle's or block's reference point: (vx, vy) m/s in the world frame and ω rad/s; zeros for
+        a static or intangible block (no moving body)."""
+        if name in self.world.vehicles:
+            st = self.state[self.names.index(name)]
+            return (float(st[3]), float(st[4]), float(st[5]))
+        body = self.bodies.block_bodies.get(name)
+        if body is None or name not in self.dynamic_blocks:
+            return (0.0, 0.0, 0.0)
+        st = self.bodies.read_states([name])[0]
+        return (float(st[3]), float(st[4]), float(st[5]))
+
+    def set_velocity(self, name: str, vx: float, vy: float, omega: float) -> None:
+        """Give a vehicle or dynamic block the velocity (vx, vy) m/s (world frame, at its reference point) and ω
+        rad/s. A vehicle's wheels then roll without slipping at that motion and its twist reads the new value at
+        once.
+
+        Raises:
+            MvsimError: a static or intangible block, or an unknown name.
+        """
+        if name in self.world.vehicles:
+            k = self.names.index(name)
+        elif name in self.dynamic_blocks:
+            k = -1
+        else:
+            raise MvsimError(f"'{name}' has no moving body (a static or intangible block, an actor, or unknown): "
+                             f"it cannot be given a velocity")
+        self.bodies.set_velocities([name], [vx], [vy], [omega])
+        if k < 0:
+            return
+        self.state[k] = self.bodies.read_states([name])[0]
+        yaw = self.state[k, 2]
+        c, s = math.cos(yaw), math.sin(yaw)
+        bvx, bvy = c * vx + s * vy, -s * vx + c * vy  # body frame
+        self.twist[k] = (bvx, bvy, omega)
+        w = self.wheels
+        a, b = w.start[k], w.start[k + 1]
+        cw, sw = np.cos(w.yaw[a:b]), np.sin(w.yaw[a:b])
+        w.omega[a:b] = (cw * (bvx - omega * w.y[a:b]) + sw * (bvy + omega * w.x[a:b])) / w.radius[a:b]
+
+    def carry_over(self, old: Physics, fresh: Collection[str] = ()) -> None:
+        """Continue from ``old``, the physics of this world before objects were added or removed (a fresh
+        :class:`Physics` starts every object at its initial pose): every vehicle and block of both, except those
+        named in ``fresh`` (just spawned or brought back), keeps its Box2D pose, velocity and sleep state, and every
+        such vehicle its wheel spins, spin angles, steering, torques, forces, odometry, terrain attitude and its
+        share of the twist-PID batch; collision flags and the step count go on.
+
+        Box2D's contact caches are not carried: contacts start cold, and a body's centre-of-mass sweep is
+        recomputed from its pose (float32 rounding), so untouched bodies go on to within ~1e-6 m, not
+        bit-identically.
+        """
+        skip = set(fresh)
+        ob = old.bodies
+        for name, body in [*self.bodies.vehicle_bodies.items(), *self.bodies.block_bodies.items()]:
+            prev = ob.vehicle_bodies.get(name) or ob.block_bodies.get(name)
+            if name in skip or prev is None:
+                continue
+            p = prev.position
+            body.transform = ((float(p[0]), float(p[1])), float(prev.angle))
+            v = prev.linearVelocity
+            body.linearVelocity = (float(v[0]), float(v[1]))
+            body.angularVelocity = float(prev.angularVelocity)
+            body.awake = bool(prev.awake)
+        rows = {id(v): k for k, v in enumerate(old.vehicles)}
+        pairs = [(k, rows[id(v)]) for k, v in enumerate(self.vehicles) if id(v) in rows and v.name not in skip]
+        if self.vehicles:
+            self.state[:] = self.bodies.read_states(self.names)
+        if pairs:
+            new, was = (np.array(i, dtype=np.int64) for i in zip(*pairs, strict=True))
+            for attr in ("z", "pitch", "roll", "odometry", "odo_prev", "twist", "forces"):
+                getattr(self, attr)[new] = getattr(old, attr)[was]
+            w, ow = self.wheels, old.wheels
+            for k, j in pairs:
+                a, b, oa, obb = w.start[k], w.start[k + 1], ow.start[j], ow.start[j + 1]
+                for attr in ("omega", "phi", "torque", "fz", "slope_x", "slope_y", "fx", "fy", "vx", "vy", "yaw",
+                             "params"):
+                    getattr(w, attr)[a:b] = getattr(ow, attr)[oa:obb]
+            if self.pid_batch is not None and old.pid_batch is not None:
+                self.pid_batch.carry_over(old.pid_batch)
+        alive = set(self.bodies.vehicle_bodies) | set(self.bodies.block_bodies)
+        self._colliding = {n for n in old._colliding if n in alive and n not in skip}
+        self.steps = old.steps
 
     # ------------------------------------------------------------------ the stages of a step
     def fit_terrain(self) -> None:

@@ -59,6 +59,7 @@ class WorldView:
         world.warnings.extend(w for w in self.scene.warnings if w not in world.warnings)
         self.renderer = SceneRenderer(self.scene, context=context)
         self.ctx = self.renderer.ctx
+        self._rebuilds = world.rebuilds
         self.panel = TextPanel()
         with self.ctx.bound():
             self.painter = OverlayPainter()
@@ -81,6 +82,8 @@ class WorldView:
         """Draw one ``width`` × ``height`` frame with the ``status`` lines (none: no panel). Returns the picture,
         (H, W, 3) uint8 rows top first, when ``read``; else None (the frame waits for :meth:`present`)."""
         world, cam = self.world, self.camera
+        if world.rebuilds != self._rebuilds:
+            self._follow_rebuild()
         if cam.follow and cam.follow in world.vehicles:
             cam.follow_pose(world.vehicles[cam.follow].pose)
         origin = self.scene.origin
@@ -112,6 +115,20 @@ class WorldView:
     def present(self, width: int, height: int, dst_width: int, dst_height: int) -> None:
         """Show the last frame (``width`` × ``height``) in the context's window, ``dst_width`` × ``dst_height`` px."""
         self.renderer.present(width, height, dst_width, dst_height)
+
+    def _follow_rebuild(self) -> None:
+        """The world rebuilt its physics (``World.reset``, ``spawn``, ``remove``): draw the new one, with the scene
+        geometry of the objects there now."""
+        from mvsim_core.sensors.render.renderer import SceneRenderer
+        from mvsim_core.sensors.render.scene_geometry import SceneGeometry
+
+        world = self.world
+        self._rebuilds = world.rebuilds
+        old = self.renderer
+        self.scene = SceneGeometry(world, world.physics)
+        world.warnings.extend(w for w in self.scene.warnings if w not in world.warnings)
+        self.renderer = SceneRenderer(self.scene, context=self.ctx)
+        old.close()
 
     def close(self) -> None:
         """Free the GL objects."""

@@ -145,6 +145,15 @@ class Sensor:
         """The latest :class:`Observation` (of the class's own observation type), None before the first."""
 
     # ------------------------------------------------------------------ simulation
+    def reset(self, t: float = 0.0) -> None:
+        """Forget everything measured (:attr:`last` None) and start afresh as at simulated time ``t`` (s): classes
+        with a history (the IMU's previous velocity and noise biases) clear it (``World.reset``, spawning)."""
+        self.last = None
+
+    def shift_clock(self, dt: float) -> None:
+        """The simulated clock jumped by ``dt`` seconds while the world went on (a reset of the time only): classes
+        that remember when they last sampled move that time with it."""
+
     @classmethod
     def sample_batch(cls, sensors: list[Sensor], ctx: SensorContext, t: float) -> Sequence[Observation | None]:
         """Observations of several sensors of this class due at simulated time ``t`` (s), one per sensor (None: no

@@ -97,15 +97,21 @@ class Imu(Sensor):
         """The noise model (white noise + bias random walk) of this IMU."""
         self._reset_history()
 
-    def _reset_history(self) -> None:
-        self._prev_t = 0.0  # s: time of the previous sample (0 = the start, as the scheduler's)
+    def _reset_history(self, t: float = 0.0) -> None:
+        self._prev_t = t  # s: time of the previous sample (the start: 0, as the scheduler's)
         self._prev_u: tuple[float, float] | None = None  # sensor-point velocity in the vehicle frame (m/s)
         self._prev_tilt: tuple[float, float] | None = None  # vehicle pitch, roll (rad)
 
-    def reset(self) -> None:
-        """Forget the motion history and zero the noise biases."""
+    def reset(self, t: float = 0.0) -> None:
+        """Forget the last reading and the motion history (as at simulated time ``t``, s) and zero the noise
+        biases."""
+        super().reset(t)
         self.noise.reset()
-        self._reset_history()
+        self._reset_history(t)
+
+    def shift_clock(self, dt: float) -> None:
+        """Move the time of the previous sample with a clock jump of ``dt`` s."""
+        self._prev_t += dt
 
     @property
     def measures_orientation(self) -> bool:

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 SAMPLE_EPS = 1e-6  # s: tolerance of the due test, as upstream
 MAX_CONSTANTS = 64  # cached sensor-batch constants (SensorContext.constants) before the cache starts over
+SCENE_CACHES = ("_raycast_scene", "_raycast_scene_3d", "_scene_renderer")
+"""Attributes of a :class:`SensorContext` holding geometry built on first use from the world and its physics: the 2D
+and 3D ray-casting scenes and the camera renderer (each has a ``physics``, or a ``scene`` that has one)."""
 
 
 class SensorContext:
@@ -43,6 +46,7 @@ class SensorContext:
         self._vehicle_index = {name: k for k, name in enumerate(physics.names)}
         self._raycast_scene: Any = None
         self._constants: dict[tuple, Any] = {}
+        self._objects = (*world.vehicles.values(), None, *world.blocks.values(), None, *world.actors.values())
 
     def constants(self, key: str, sensors: list[Sensor], build: Callable[[list[Sensor]], Any]) -> Any:
         """``build(sensors)``, computed once per ``key`` and list of sensors (the same sensors tend to be due
@@ -64,6 +68,22 @@ class SensorContext:
 
             self._raycast_scene = RaycastScene.from_world(self.world, self.physics)
         return self._raycast_scene
+
+    def adopt(self, old: SensorContext) -> None:
+        """Take over ``old``'s ray-casting scene and camera renderer (built lazily, costly) when the world holds the
+        same objects as when ``old`` was made; they then follow this context's physics. Otherwise they are built
+        anew on first use.
+
+        The same objects (vehicles, blocks, actors, each in the same order) mean the same geometry: a reset
+        rebuilds the physics but keeps the world's objects."""
+        if len(old._objects) != len(self._objects) or any(x is not y for x, y in zip(old._objects, self._objects,
+                                                                                        strict=True)):
+            return
+        for key in SCENE_CACHES:
+            cached = old.__dict__.get(key)
+            if cached is not None:
+                getattr(cached, "scene", cached).physics = self.physics  # a renderer draws its scene geometry
+                self.__dict__[key] = cached
 
     def vehicle_index(self, sensor: Sensor) -> int:
         """Row of the sensor's vehicle in the physics arrays, or −1 for a standalone sensor."""
@@ -115,6 +135,38 @@ class SensorScheduler:
         self.last = np.zeros(len(self.sensors))
         self.period = np.array([s.period for s in self.sensors], dtype=float)
         self.due_at = self.last + self.period - SAMPLE_EPS
+
+    # ------------------------------------------------------------------ restarts (World.reset, spawn, remove)
+    def restart(self, t: float) -> None:
+        """Every sensor samples next one period after simulated time ``t`` (s), as at the start when ``t`` = 0."""
+        self.last[:] = t
+        self.due_at[:] = self.last + self.period - SAMPLE_EPS
+
+    def shift(self, dt: float) -> None:
+        """The clock jumped by ``dt`` seconds: the schedule moves with it (each sensor keeps its phase)."""
+        self.last += dt
+        self.due_at += dt
+        for s in self.sensors:
+            s.shift_clock(dt)
+
+    def carry_over(self, old: SensorScheduler, t: float) -> None:
+        """Continue the schedule of ``old`` (this world's scheduler before objects were added or removed): sensors
+        that were there keep their phase; new ones sample one period after the current time ``t`` (s).
+
+        When the moving objects are the same ones (nothing tangible came or went), the ray-casting scene and the
+        camera renderer built by ``old``'s context are kept, pointed at the new physics.
+        """
+        self.enabled = old.enabled
+        where = {id(s): i for i, s in enumerate(old.sensors)}
+        for i, s in enumerate(self.sensors):
+            j = where.get(id(s))
+            if j is None:
+                self.last[i] = t
+                self.due_at[i] = t + self.period[i] - SAMPLE_EPS
+            else:
+                self.last[i] = old.last[j]
+                self.due_at[i] = old.due_at[j]
+        self.ctx.adopt(old.ctx)
 
     def run(self, t: float) -> None:
         """Sample every sensor due at simulated time ``t`` (s), batched per class."""

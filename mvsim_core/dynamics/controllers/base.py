@@ -27,6 +27,7 @@ torques N·m (negative wheel torque drives forward, as upstream).
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Sequence
 from enum import Enum
@@ -136,6 +137,9 @@ class Controller:
     IGNORED_TAGS: ClassVar[frozenset[str]] = frozenset()
     CHILD_TAGS: ClassVar[frozenset[str]] = frozenset()
     registry: ClassVar[dict[tuple[Family, str], type[Controller]]] = {}
+    NOT_STATE: ClassVar[frozenset[str]] = frozenset({"family", "params", "node", "_bound"})
+    """Attributes that are configuration or wiring, not run-time state: :meth:`save_state` leaves them out and
+    :meth:`restore_state` keeps them as they are (``_bound``: the batch row the physics binds a setpoint to)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -203,6 +207,20 @@ class Controller:
 
     def _configure(self, ctx: ParseContext) -> None:
         """Subclass hook: derive setpoints and run cross-parameter checks."""
+
+    # ------------------------------------------------------------------ state (World.reset)
+    def save_state(self) -> dict[str, Any]:
+        """A deep copy of everything the controller changes while running: setpoints, PID integrators, its own
+        clock, lazily built helpers (every attribute except :attr:`NOT_STATE`). Generic, so that every class
+        (present and future) resets completely."""
+        return copy.deepcopy({k: v for k, v in vars(self).items() if k not in self.NOT_STATE})
+
+    def restore_state(self, saved: dict[str, Any]) -> None:
+        """Go back to a :meth:`save_state` result: attributes made since are dropped (a PID pair built on the first
+        step is built again), the others take (copies of) their saved values."""
+        for k in [k for k in vars(self) if k not in self.NOT_STATE]:
+            delattr(self, k)
+        vars(self).update(copy.deepcopy(saved))
 
     def where(self, name: str) -> XmlNode | None:
         """Element where parameter ``name`` was written (else the ``<controller>`` element)."""
@@ -308,6 +326,12 @@ class TwistController(Controller):
     def stop(self) -> None:
         """Command the twist (0, 0, 0)."""
         self.set_twist(0.0, 0.0, 0.0)
+
+    def restore_state(self, saved: dict[str, Any]) -> None:
+        """As :meth:`Controller.restore_state`; a bound batch row gets the restored setpoint too."""
+        super().restore_state(saved)
+        if self._bound is not None:
+            self._bound[0], self._bound[1] = self.setpoint.vx, self.setpoint.omega
 
     def bind_setpoint(self, row) -> None:
         """Mirror (vx, ω) of every future setpoint into ``row`` (a batch controller's array row)."""

@@ -99,6 +99,15 @@ class TwistPidBatch:
         self.slot = np.array(slots, dtype=np.int64)
         self.side = np.where(self.powered, sides_a, 0)
 
+    def carry_over(self, old: TwistPidBatch) -> None:
+        """Take the PID state (integrals, previous errors, first-step flags) of every vehicle that was a member of
+        ``old`` (the batch before the physics was rebuilt for a spawn or removal)."""
+        slot = {id(veh): j for j, (_, veh) in enumerate(old.members)}
+        for j, (_, veh) in enumerate(self.members):
+            i = slot.get(id(veh))
+            if i is not None:
+                self.integ[j], self.prev[j], self.first[j] = old.integ[i], old.prev[i], old.first[i]
+
     def run(self, omega: np.ndarray, torque: np.ndarray, dt: float) -> None:
         """Compute and write the torques of every member's wheels."""
         _twist_pid_kernel(self.sp, self.d, self.il, self.ir, self.rl, self.rr, self.yl, omega, self.gains,

@@ -266,6 +266,11 @@ class Vehicle:
         """Read pose, twist and odometry from ``physics`` arrays at row ``index`` from now on."""
         self._physics, self._index = physics, index
 
+    def detach_physics(self) -> None:
+        """The vehicle left the world (``World.remove``): pose, twist and odometry are no longer simulated (pose
+        reads the declared one, twist and odometry zeros)."""
+        self._physics, self._index = None, -1
+
     @property
     def command_limits(self) -> CommandLimits:
         """The limits of commands to this vehicle (m/s, rad/s, rad, N·m; defaults from its dynamics class, see

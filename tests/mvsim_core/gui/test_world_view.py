@@ -139,3 +139,25 @@ def test_drawing_never_imports_glfw(viewer_world_file, tmp_path, offscreen_gl):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["False", "True"]
+
+
+def test_the_view_follows_spawn_remove_and_reset(world, view):
+    """After the world rebuilds its physics (a spawned block, a removed one, a reset), the picture shows the objects
+    there now, where they are now."""
+    cam = view.camera
+    top = (3.0, 0.0, 0.6)  # box1's top face
+    assert pixel(view.draw(W, H, read=True), cam, top) == GREEN
+    world.remove("box1")
+    world.spawn('<block name="blue"><static>true</static><color>#2020d0</color><zmin>0</zmin><zmax>0.6</zmax>'
+                '<shape><pt>-0.5 -0.5</pt><pt>0.5 -0.5</pt><pt>0.5 0.5</pt><pt>-0.5 0.5</pt></shape></block>',
+                pose=(0.0, -3.0, 0.0))
+    world.vehicles["r1"].set_twist(1.0, 0.0, 0.0)
+    world.run(0.5)
+    img = view.draw(W, H, read=True)
+    assert pixel(img, cam, top) != GREEN
+    assert pixel(img, cam, (0.0, -3.0, 0.6)) == (0x20, 0x20, 0xD0)
+    assert pixel(img, cam, (*world.vehicles["r1"].pose[:2], 0.5)) == RED  # r1, moved on
+    world.reset()
+    img = view.draw(W, H, read=True)
+    assert pixel(img, cam, top) == GREEN and pixel(img, cam, (0.0, -3.0, 0.6)) != (0x20, 0x20, 0xD0)
+    assert pixel(img, cam, (0.0, 0.0, 0.5)) == RED
