@@ -77,6 +77,7 @@ SPAWN_SOURCE = "<spawn request>"
 
 
 def parse_object(world: World, xml: str, *, name: str | None = None, pose: tuple[float, float, float] | None = None,
+                 default_pose: tuple[float, float, float] | None = None,
                  source: str | os.PathLike[str] | None = None, allow_shell: bool = False,
                  env: Mapping[str, str] | None = None) -> SimObject:
     """Build the one vehicle, block or actor that ``xml`` describes, for ``world`` (:meth:`World.spawn`; not added).
@@ -94,6 +95,8 @@ def parse_object(world: World, xml: str, *, name: str | None = None, pose: tuple
             ``block<NNN>``, ``actor<N>``).
         pose: (x, y, yaw) in m, m, rad (world frame) instead of the element's ``<init_pose>``; z, pitch and roll 0
             (vehicles and blocks are then placed on the ground).
+        default_pose: the same, used only when neither the element nor its class has an ``<init_pose>`` /
+            ``<init_pose3d>``.
         source: where the text comes from: relative paths resolve from its directory and messages name it
             (default: ``<spawn request>`` next to the world file).
         allow_shell: let ``$(cmd)`` run a shell.
@@ -115,7 +118,7 @@ def parse_object(world: World, xml: str, *, name: str | None = None, pose: tuple
         roots = roots[0].children
     if not roots:
         raise WorldFileError(shown, 1, "no XML element; write one <vehicle>, <block> or <actor> element")
-    loader = _SpawnLoader(ctx, src, world, name, pose)
+    loader = _SpawnLoader(ctx, src, world, name, pose, default_pose)
     loader.walker.walk(roots)
     obj = loader.result(shown)
     world.warnings.extend(w for w in ctx.warnings if w not in world.warnings)
@@ -302,12 +305,15 @@ class _SpawnLoader(_Loader):
 
     SPAWNABLE = ("vehicle", "block", "actor")
 
+    POSE_TAGS = ("init_pose", "init_pose3d")
+
     def __init__(self, ctx: ParseContext, path: Path, target: World, name: str | None,
-                 pose: tuple[float, float, float] | None) -> None:
+                 pose: tuple[float, float, float] | None, default_pose: tuple[float, float, float] | None) -> None:
         super().__init__(ctx, path)
         self.target = target
         self.name_override = name or None
         self.pose = pose
+        self.default_pose = default_pose
         w = self.world
         w.vehicle_classes = dict(target.vehicle_classes)
         w.block_classes = dict(target.block_classes)
@@ -320,16 +326,24 @@ class _SpawnLoader(_Loader):
         self.walker.on_unknown = self._not_spawnable
 
     def _instance(self, tag: str, build: Any) -> Any:
+        classes = {"vehicle": self.world.vehicle_classes, "block": self.world.block_classes,
+                   "actor": self.world.actor_classes}[tag]
+
         def handle(node: XmlNode) -> None:
             self.instances.append(node)
             if len(self.instances) > 1:
                 raise self.ctx.error(node, f"a second object (<{tag}>) in one spawn request; spawn one at a time")
+            if self.pose is None and self.default_pose is not None:
+                cls_node = classes.get(node.attrs.get("class", ""))
+                if not any(n is not None and any(n.child(t) is not None for t in self.POSE_TAGS)
+                           for n in (node, cls_node)):
+                    self.pose = self.default_pose
             if self.pose is not None:
                 x, y, yaw = self.pose
                 pose_node = XmlNode("init_pose", text=f"{x!r} {y!r} {math.degrees(yaw)!r}", file=node.file,
                                     line=node.line)
-                node = replace(node, children=[c for c in node.children
-                                               if c.tag not in ("init_pose", "init_pose3d")] + [pose_node])
+                node = replace(node, children=[c for c in node.children if c.tag not in self.POSE_TAGS]
+                               + [pose_node])
             build(node)
         return handle
 

@@ -52,7 +52,8 @@ class ObjectParser(Protocol):
     :func:`mvsim_core.loader.parse_object`, installed on every world it loads)."""
 
     def __call__(self, world: World, xml: str, *, name: str | None = None,
-                 pose: tuple[float, float, float] | None = None, source: str | Path | None = None,
+                 pose: tuple[float, float, float] | None = None,
+                 default_pose: tuple[float, float, float] | None = None, source: str | Path | None = None,
                  allow_shell: bool = False) -> SimObject: ...
 
 
@@ -318,7 +319,7 @@ class World:
         obj = self.object(name)
         if self._physics is not None:
             return self._physics.velocity_of(name) if name not in self.actors else (0.0, 0.0, 0.0)
-        if not self._can_move(name):
+        if not self.can_move(name):
             return (0.0, 0.0, 0.0)
         bvx, bvy, w = obj.sim.init_vel
         c, s = math.cos(obj.sim.pose[3]), math.sin(obj.sim.pose[3])
@@ -337,7 +338,7 @@ class World:
         obj = self.object(name)
         if not all(math.isfinite(v) for v in (vx, vy, wz)):
             raise MvsimError(f"set_velocity('{name}'): vx, vy and wz must be finite numbers (got {vx}, {vy}, {wz})")
-        if not self._can_move(name):
+        if not self.can_move(name):
             if vx or vy or wz:
                 raise MvsimError(f"'{name}' does not move (a static or intangible block, or an actor): it cannot "
                                  f"be given a velocity")
@@ -348,8 +349,9 @@ class World:
         c, s = math.cos(obj.sim.pose[3]), math.sin(obj.sim.pose[3])
         obj.sim.init_vel = (c * vx + s * vy, -s * vx + c * vy, float(wz))
 
-    def _can_move(self, name: str) -> bool:
-        """Whether the object has a moving (dynamic) body: a vehicle or a block neither static nor intangible."""
+    def can_move(self, name: str) -> bool:
+        """Whether object ``name`` has a moving (dynamic) body: a vehicle, or a block neither static nor intangible
+        (what :meth:`set_velocity` can move)."""
         if name in self.vehicles:
             return True
         b = self.blocks.get(name)

@@ -25,6 +25,9 @@ default) advances ``lockstep_step`` simulated seconds, publishes everything due 
 ``success=true`` with ``message`` = the new simulated time in seconds. Setting ``lockstep`` false resumes real-time
 pacing from the current time (so ``lockstep`` doubles as pause).
 
+Services: ``~/step`` and the ``simulation_interfaces`` ones (reset, spawn, delete, get/set entity state, step, play /
+pause; :mod:`mvsim_ros2.simulation_services`).
+
 Topics: see :mod:`mvsim_ros2.naming` for the names and QoS; per vehicle ``cmd_vel`` (Twist or TwistStamped) and
 ``ackermann_cmd`` (AckermannDriveStamped) in (:mod:`mvsim_ros2.commands`), ``odom``, ``base_pose_ground_truth``,
 ``collision``, ``chassis_markers``, ``chassis_polygon``, ``tf``, ``tf_static``, ``amcl_pose`` and ``particlecloud``
@@ -60,7 +63,7 @@ try:  # ROS 2 is optional at import time, so that `mvsim_node` can say clearly w
     from visualization_msgs.msg import MarkerArray
 
     from mvsim_ros2 import conversions as cv
-    from mvsim_ros2 import naming, zmq_bridge
+    from mvsim_ros2 import naming, simulation_services, zmq_bridge
     from mvsim_ros2 import vehicle_publishers as vp
     from mvsim_ros2.commands import CommandInputs
     from mvsim_ros2.sensor_publishers import PublishContext, SensorLink, sensor_link
@@ -177,6 +180,7 @@ class MvsimNode(Node):
             self._make_vehicle(veh)
 
         self.create_service(Trigger, "~/step", self._srv_step)
+        self.sim_services = simulation_services.start(self)  # simulation_interfaces; None without the package
         self._start_zmq()
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self._publish_clock()  # before anything stamped with it

@@ -267,3 +267,18 @@ def test_a_world_without_a_reader_takes_built_objects_only(world: mv.World) -> N
         bare.spawn("<block/>")
     assert isinstance(bare.spawn(crate, pose=(1.0, 2.0, 0.0)), Block)
     assert bare.blocks["box1"].pose[:2] == (1.0, 2.0)
+
+
+def test_parse_object_builds_without_adding_and_takes_a_default_pose(world: mv.World) -> None:
+    from mvsim_core.loader import parse_object
+
+    a = parse_object(world, '<block name="a"/>', default_pose=(1.0, 2.0, 0.5))
+    assert a.pose == (1.0, 2.0, 0.0, 0.5, 0.0, 0.0) and "a" not in world.blocks
+    b = parse_object(world, '<block name="b"><init_pose>3 4 0</init_pose></block>', default_pose=(1.0, 2.0, 0.5))
+    assert b.pose[:2] == (3.0, 4.0)
+    c = parse_object(world, '<block name="c"><init_pose>3 4 0</init_pose></block>', pose=(5.0, 6.0, 0.0),
+                     default_pose=(1.0, 2.0, 0.5))
+    assert c.pose[:2] == (5.0, 6.0)
+    assert a.node is not None and b.node is not None and "name" in b.node.attrs
+    unnamed = parse_object(world, "<block/>", default_pose=(0.0, 0.0, 0.0))
+    assert unnamed.node is not None and "name" not in unnamed.node.attrs  # the name was made up
