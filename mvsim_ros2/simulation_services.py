@@ -496,6 +496,10 @@ class SimulationServices:
         node._sensors[:] = [sl for sl in node._sensors if id(sl.sensor) not in sensors]
         if link in node._commanded:
             node._commanded.remove(link)
+        commands = node._commands  # its cmd_vel inputs (the auto type switch polls them) go too
+        commands.cmd_vel[:] = [cv for cv in commands.cmd_vel if cv.link is not link]
+        for table in (commands._topics, commands._ackermann_topics):
+            table.pop(id(link), None)
 
     def _not_found(self, response: Any, name: str) -> Any:
         names = self.world.object_names()

@@ -306,7 +306,8 @@ def test_spawn_and_delete_entities(probe: Probe, tmp_path: Path) -> None:
     assert call(probe, "delete_entity", si_srv.DeleteEntity, entity="r3").result.result == R.RESULT_NOT_FOUND
     names = ok(call(probe, "get_entities", si_srv.GetEntities)).entities
     assert set(names) == set(INITIAL)
-    probe.spin_until(lambda: probe.node.count_publishers("/r3/odom") == 0, what="/r3/odom to leave the graph")
+    probe.spin_until(lambda: probe.node.count_publishers("/r3/odom") == 0
+                     and probe.node.count_subscribers("/r3/cmd_vel") == 0, what="r3's topics to leave the graph")
     # and a full reset removes what was spawned
     many = call(probe, "spawn_entities", si_srv.SpawnEntities, spawn_requests=[
         si_msg.SpawnEntity(name="b1", entity_resource=si_msg.Resource(resource_string="<block/>")),
