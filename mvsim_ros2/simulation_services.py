@@ -37,6 +37,7 @@ so once in its log.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import traceback
@@ -50,7 +51,6 @@ from mvsim_core.errors import MvsimError, WorldFileError
 from mvsim_core.objects.block import Block
 from mvsim_core.objects.vehicles.base import Vehicle
 from mvsim_ros2 import conversions as cv
-from mvsim_ros2 import vehicle_publishers as vp
 from mvsim_ros2.sensor_publishers import sensor_publisher
 
 try:
@@ -68,6 +68,9 @@ NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*$")
 FOREIGN_FORMATS = {"robot": "URDF", "sdf": "SDFormat", "mujoco": "MJCF", "model": "SDFormat", "COLLADA": "COLLADA"}
 """Root tags of formats other simulators spawn, answered with UNSUPPORTED_FORMAT."""
 SPAWN_FORMAT = "mvsim"
+LINK_RUN_STATE = frozenset({"last_cmd", "collided", "wheel_yaws", "odo_prev", "travelled", "turned"})
+"""Fields of :class:`mvsim_ros2.vehicle_publishers.VehicleLink` that follow the run (set back to their defaults by a
+reset of the state); the others are publishers, subscriptions and reused messages."""
 
 
 def start(node: Any) -> SimulationServices | None:
@@ -385,10 +388,10 @@ class SimulationServices:
         node = self.node
         with self._guard():
             self.world.reset(objects=objects, state=state, time=time)
-        self._sync_vehicles()
+        self._sync_vehicles(publish_static=False)  # the latched topics go out below, after /clock
         if state:
             for link in node._vehicles:
-                link.last_cmd, link.collided = None, False
+                _fresh_run_state(link)
             node._commanded.clear()
         node.runner.reanchor()
         node._publish_clock()
@@ -412,7 +415,7 @@ class SimulationServices:
         self.node.runner.steps += n
         if n:
             self._stopped = False
-            self.node._publish_clock()
+            self.node._publish_clock()  # as ~/step does: /clock at the time reached
         return _answer(response, R.RESULT_OK)
 
     def _state(self) -> int:
@@ -463,19 +466,21 @@ class SimulationServices:
         return _answer(response, si_msg.Result.RESULT_OK)
 
     # ------------------------------------------------------------------ the node's vehicle topics
-    def _sync_vehicles(self) -> None:
+    def _sync_vehicles(self, *, publish_static: bool = True) -> None:
         """Make the node's vehicle publishers, subscriptions and sensor links match the world's vehicles: those of
-        vehicles gone are destroyed, new vehicles get theirs (and their latched topics)."""
+        vehicles gone are destroyed, new vehicles get theirs; when anything changed (and ``publish_static``), the
+        latched topics go out again (the new vehicles' tf_static, the aggregate chassis markers)."""
         node, w = self.node, self.world
         current = {id(v) for v in w.vehicles.values()}
-        for link in [lk for lk in node._vehicles if id(lk.vehicle) not in current]:
+        gone = [lk for lk in node._vehicles if id(lk.vehicle) not in current]
+        for link in gone:
             self._drop(link)
         linked = {id(lk.vehicle) for lk in node._vehicles}
-        t = node._stamp_time(w.time)
-        for veh in w.vehicles.values():
-            if id(veh) not in linked:
-                node._make_vehicle(veh)
-                vp.publish_static(node._vehicles[-1], t)
+        new = [veh for veh in w.vehicles.values() if id(veh) not in linked]
+        for veh in new:
+            node._make_vehicle(veh)
+        if (gone or new) and publish_static:
+            node._publish_static()
 
     def _drop(self, link: Any) -> None:
         node = self.node
@@ -557,6 +562,14 @@ def _set(result: Any, code: int, message: str = "") -> None:
 def _answer(response: Any, code: int, message: str = "") -> Any:
     _set(response.result, code, message)
     return response
+
+
+def _fresh_run_state(link: Any) -> None:
+    """Reset the per-run fields of a vehicle's link (command time, collision latch, odometry history of the
+    covariances, ...) to their declared defaults, after a reset of the world's state."""
+    for f in dataclasses.fields(link):
+        if f.name in LINK_RUN_STATE and f.default is not dataclasses.MISSING:
+            setattr(link, f.name, f.default)
 
 
 def _category(obj: Any) -> int:

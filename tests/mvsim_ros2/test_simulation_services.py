@@ -219,7 +219,10 @@ def test_step_simulation_advances_exactly_n_steps_while_paused(probe: Probe) -> 
 
 
 def test_reset_returns_every_pose_to_its_initial_value_and_the_clock_to_zero(probe: Probe) -> None:
+    from mvsim_ros2.conversions import VARIANCE_FLOOR
+
     pause(probe)
+    odom = probe.subscribe(Odometry, "/r1/odom")
     pub = probe.publisher(Twist, "/r1/cmd_vel")
     probe.wait_matched(pub)
     cmd = Twist()
@@ -237,7 +240,9 @@ def test_reset_returns_every_pose_to_its_initial_value_and_the_clock_to_zero(pro
             state=si_msg.EntityState(pose=pose_msg(6.0, 1.0, 0.3)), set_pose=True))
     moved = planar(state_of(probe, "r1"))
     assert moved[0] > 0.3 and moved[2] > 0.1
-    n_clock = len(probe.inbox["/clock"])
+    driven_odom = probe.next_message(odom, lambda m: m.pose.pose.position.x > 0.3, what="r1's odometry", start=0)
+    assert driven_odom.pose.covariance[0] > 2 * VARIANCE_FLOOR  # the covariance grew with the path
+    n_clock, n_odom = len(probe.inbox["/clock"]), len(odom)
     reset(probe)
     probe.next_message(probe.inbox["/clock"], lambda m: secs(m.clock) == 0.0, start=n_clock, what="/clock at 0")
     states = ok(call(probe, "get_entities_states", si_srv.GetEntitiesStates))
@@ -250,10 +255,10 @@ def test_reset_returns_every_pose_to_its_initial_value_and_the_clock_to_zero(pro
     # the robot's command was forgotten: it stays put
     steps(probe, 20)
     assert planar(state_of(probe, "r1")) == pytest.approx(INITIAL["r1"], abs=1e-9)
-    odom = probe.subscribe(Odometry, "/r1/odom")
-    steps(probe, 2)
-    m = probe.next_message(odom, what="/r1/odom after the reset", start=0)
-    assert secs(m.header.stamp) <= 0.22 + 1e-9 and m.pose.pose.position.x == pytest.approx(0.0, abs=1e-9)
+    m = probe.next_message(odom, lambda m: secs(m.header.stamp) == 0.0, what="/r1/odom at 0 (sent with the reset)",
+                           start=n_odom)
+    assert m.pose.pose.position.x == pytest.approx(0.0, abs=1e-9)
+    assert m.pose.covariance[0] == pytest.approx(VARIANCE_FLOOR)  # and starts afresh
 
 
 def test_spawn_and_delete_entities(probe: Probe, tmp_path: Path) -> None:
