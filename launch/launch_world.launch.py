@@ -7,6 +7,9 @@ force_publish_vehicle_namespace, publish_log_topics, use_rviz, rviz_config_file,
 disable_sim_time_clock, lockstep, use_sim_time, params_file (a YAML of more node parameters, e.g.
 config/mvsim_params.yaml).
 
+Booleans may be spelled true/false, True/False, 1/0 or yes/no (any case): the node gets true or false, whatever the
+spelling, and a launch that says ``use_rviz:=maybe`` stops before starting anything, naming the argument.
+
 Without launch (same node, same parameters)::
 
     mvsim_node --ros-args -p world_file:=/path/to/my.world.xml -p headless:=true
@@ -17,9 +20,18 @@ from __future__ import annotations
 import os
 
 from ament_index_python.packages import get_package_share_directory
-from launch.actions import DeclareLaunchArgument
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition
-from launch.substitutions import LaunchConfiguration, PythonExpression
+from launch.launch_context import LaunchContext
+from launch.substitution import Substitution
+from launch.substitutions import (
+    AndSubstitution,
+    EqualsSubstitution,
+    LaunchConfiguration,
+    NotEqualsSubstitution,
+    NotSubstitution,
+)
+from launch.substitutions.substitution_failure import SubstitutionFailure
 from launch_ros.actions import Node
 
 from launch import LaunchDescription
@@ -37,6 +49,37 @@ NODE_ARGUMENTS = (
     ("lockstep", "False", "advance time only through the ~/step service"),
     ("use_sim_time", "False", "accepted by the node; RViz follows /clock when true"),
 )
+NOT_BOOLEAN = {"realtime_factor"}  # every other node argument is a boolean
+FLAGS = (*(name for name, _, _ in NODE_ARGUMENTS if name not in NOT_BOOLEAN), "use_rviz")
+TRUE_WORDS = ("true", "1", "yes", "on")
+FALSE_WORDS = ("false", "0", "no", "off")
+
+
+class Flag(Substitution):
+    """A boolean launch argument as ``true`` or ``false``, whatever its spelling (true/false, 1/0, yes/no, on/off,
+    in any case); a :class:`SubstitutionFailure` naming the argument for anything else."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+
+    def describe(self) -> str:
+        return f"Flag({self.name})"
+
+    def perform(self, context: LaunchContext) -> str:
+        raw = LaunchConfiguration(self.name).perform(context)
+        word = raw.strip().lower()
+        if word in TRUE_WORDS or word in FALSE_WORDS:
+            return "true" if word in TRUE_WORDS else "false"
+        raise SubstitutionFailure(f"launch argument {self.name}:={raw!r} is not a boolean: write {self.name}:=true "
+                                  f"or {self.name}:=false (True/False, 1/0 and yes/no work too)")
+
+
+def check_flags(context: LaunchContext) -> list[object]:
+    """Evaluate every boolean argument before anything starts, so that a bad one stops the launch at once."""
+    for name in FLAGS:
+        Flag(name).perform(context)
+    return []
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -53,8 +96,8 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument("params_file", default_value=os.path.join(share, "config", "mvsim_params.yaml"),
                               description="YAML file with more parameters of the mvsim node"),
     ]
-    params = {"world_file": LaunchConfiguration("world_file")}
-    params.update({name: LaunchConfiguration(name) for name, _, _ in NODE_ARGUMENTS})
+    params: dict[str, Substitution] = {"world_file": LaunchConfiguration("world_file")}
+    params.update({name: Flag(name) if name in FLAGS else LaunchConfiguration(name) for name, _, _ in NODE_ARGUMENTS})
     mvsim = Node(
         package="mvsim_ros2",
         executable="mvsim_node",
@@ -63,17 +106,17 @@ def generate_launch_description() -> LaunchDescription:
         emulate_tty=True,
         parameters=[LaunchConfiguration("params_file"), params],
     )
-    use_rviz = LaunchConfiguration("use_rviz")
     vehicle = LaunchConfiguration("rviz_vehicle")
     rviz_common = {
         "package": "rviz2",
         "executable": "rviz2",
         "name": "rviz2",
         "arguments": ["-d", LaunchConfiguration("rviz_config_file")],
-        "parameters": [{"use_sim_time": PythonExpression(["not ", LaunchConfiguration("disable_sim_time_clock")])}],
+        "parameters": [{"use_sim_time": NotSubstitution(Flag("disable_sim_time_clock"))}],
     }
-    rviz = Node(**rviz_common, condition=IfCondition(PythonExpression([use_rviz, " and '", vehicle, "' == ''"])))
+    use_rviz = Flag("use_rviz")
+    rviz = Node(**rviz_common, condition=IfCondition(AndSubstitution(use_rviz, EqualsSubstitution(vehicle, ""))))
     rviz_vehicle = Node(  # RViz's tf listener reads /tf: point it at one vehicle's <V>/tf
-        **rviz_common, condition=IfCondition(PythonExpression([use_rviz, " and '", vehicle, "' != ''"])),
+        **rviz_common, condition=IfCondition(AndSubstitution(use_rviz, NotEqualsSubstitution(vehicle, ""))),
         remappings=[("/tf", ["/", vehicle, "/tf"]), ("/tf_static", ["/", vehicle, "/tf_static"])])
-    return LaunchDescription([*args, mvsim, rviz, rviz_vehicle])
+    return LaunchDescription([*args, OpaqueFunction(function=check_flags), mvsim, rviz, rviz_vehicle])

@@ -135,14 +135,36 @@ def _need(ok: bool, name: str, value: Any, what: str) -> None:
         raise ConfigError(f"parameter {name}={value!r} is invalid: expected {what}")
 
 
+BOOL_WORDS: dict[str, bool] = {"true": True, "false": False, "1": True, "0": False, "yes": True, "no": False,
+                                "on": True, "off": False}
+"""Spellings of a boolean parameter given as a string (compared in lower case)."""
+
+
+_KIND_WORDS: dict[type, str] = {float: "float (a number such as 1.5)", int: "int (a whole number such as 10)",
+                               str: "str (quote text that YAML would read as a number or bool: -p NAME:=\"'1'\")"}
+
+
 def _convert(name: str, value: Any, kind: type) -> Any:
-    """Parameter values arrive typed by how they were written (``-p x:=1`` is an integer): accept ints for floats."""
+    """``value`` as a ``kind`` parameter value.
+
+    Values arrive typed by how they were written: ``-p x:=1`` is an integer, and ``ros2 launch`` YAML-parses its
+    arguments, so ``use_rviz:=0`` reaches the node as the integer 0 and ``lockstep:=False`` as a bool or a string.
+    Accepted: ints for floats, integral floats for ints, and for bools a bool, the integers 0 and 1, or a string in
+    :data:`BOOL_WORDS` in any case (``true``, ``False``, ``1``, ``no``...).
+
+    Raises:
+        ConfigError: the value cannot stand for a ``kind`` (the message names the parameter and what is accepted).
+    """
     if kind is bool:
         if isinstance(value, bool):
             return value
-        if isinstance(value, str) and value.lower() in ("true", "false"):
-            return value.lower() == "true"
-    elif kind is float:
+        if isinstance(value, int) and value in (0, 1):
+            return bool(value)
+        if isinstance(value, str) and value.strip().lower() in BOOL_WORDS:
+            return BOOL_WORDS[value.strip().lower()]
+        raise ConfigError(f"parameter {name}={value!r} has the wrong type: expected bool (true/false, 1/0, yes/no "
+                          f"or on/off, in any case), e.g. -p {name}:=true")
+    if kind is float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)
     elif kind is int:
@@ -153,7 +175,7 @@ def _convert(name: str, value: Any, kind: type) -> Any:
     elif kind is str:
         if isinstance(value, str):
             return value
-    raise ConfigError(f"parameter {name}={value!r} has the wrong type: expected {kind.__name__}")
+    raise ConfigError(f"parameter {name}={value!r} has the wrong type: expected {_KIND_WORDS.get(kind, kind.__name__)}")
 
 
 def resolve_world_file(name: str) -> Path:
