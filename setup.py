@@ -69,7 +69,7 @@ setup(
     entry_points={
         "console_scripts": [
             "mvsim = mvsim_core.cli:main",
-            "mvsim_node = mvsim_ros2.node:main",
+            "mvsim_node = mvsim_ros2.entry:main",  # stop signals handled before the heavy imports
         ],
     },
 )

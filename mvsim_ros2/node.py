@@ -51,6 +51,7 @@ from typing import Any
 
 from mvsim_core.errors import MvsimError
 from mvsim_core.runner import Runner, StatusLine
+from mvsim_ros2.entry import Stopped, stop_signals
 from mvsim_ros2.params import PARAMS, ConfigError, Options, ParamSpec, resolve_world_file, usage
 
 try:  # ROS 2 is optional at import time, so that `mvsim_node` can say clearly what is missing
@@ -101,27 +102,38 @@ def make_executor(kind: str) -> Any:
 
 
 def run_node(argv: Sequence[str]) -> int:
-    """Initialise rclpy, build the node, run it until Ctrl-C / SIGTERM / shutdown; the process exit status."""
+    """Initialise rclpy, build the node, run it until Ctrl-C / SIGTERM / shutdown; the process exit status.
+
+    A stop signal (:mod:`mvsim_ros2.entry`) abandons the start where it is, or ends the run loop at its next tick;
+    either way the node is then closed (loggers, ZMQ) and the status is 0. rclpy installs no handler of its own.
+    """
     import rclpy
     from rclpy.executors import ExternalShutdownException
+    from rclpy.signals import SignalHandlerOptions
 
-    rclpy.init(args=list(argv))
+    signals = stop_signals()
     node: MvsimNode | None = None
     try:
+        rclpy.init(args=list(argv), signal_handler_options=SignalHandlerOptions.NO)
         from rclpy.utilities import remove_ros_args
 
         plain = remove_ros_args(args=list(argv))[1:]
-        node = MvsimNode(plain_args=plain)
+        node = MvsimNode.__new__(MvsimNode)  # named before __init__, so that a start cut short can still be closed
+        MvsimNode.__init__(node, plain_args=plain)
         executor = make_executor(node.opts.executor)
         executor.add_node(node)
+        signals.running(node.request_stop)
         node.run(executor)
-        return 0
-    except (KeyboardInterrupt, ExternalShutdownException):
-        return 0
+        if signals.received is not None:
+            node.get_logger().info(f"{signals.name}: stopping")
+    except (Stopped, KeyboardInterrupt, ExternalShutdownException):
+        pass
     finally:
+        signals.start_closing()
         if node is not None:
             node.close()
         rclpy.try_shutdown()
+    return 0
 
 
 class MvsimNode(Node):
@@ -410,17 +422,33 @@ class MvsimNode(Node):
         self.published += 1
 
     # ------------------------------------------------------------------ shutdown
+    def request_stop(self) -> None:
+        """Have the run loop end at its next tick (what SIGINT / SIGTERM do; safe from a signal handler)."""
+        self._stop = True
+
     def close(self) -> None:
-        """Stop the ZMQ interface, close CSV loggers and destroy the node (idempotent)."""
-        self.world.remove_step_listener(self._after_step)
-        if self.viewer is not None:
-            self.viewer.close()
+        """Stop the viewer and the ZMQ interface, close CSV loggers and destroy the node. Idempotent, and safe after
+        a start cut short by a signal (only what was built is closed)."""
+        if getattr(self, "_closed", False):
+            return
+        self._closed = True
+        world = getattr(self, "world", None)
+        if world is not None:
+            world.remove_step_listener(self._after_step)
+        viewer = getattr(self, "viewer", None)
+        if viewer is not None:
+            viewer.close()
             self.viewer = None
-        self._close_zmq()
-        for v in self.world.vehicles.values():
-            if getattr(v, "logger", None) is not None:
-                v.logger.close()
-        self.destroy_node()
+        if hasattr(self, "comms"):
+            self._close_zmq()
+        if world is not None:
+            for v in world.vehicles.values():
+                if getattr(v, "logger", None) is not None:
+                    v.logger.close()
+        try:
+            self.destroy_node()
+        except AttributeError:  # rclpy's Node.__init__ itself was cut short: no ROS node to destroy
+            pass
 
 
 def _descriptor(spec: ParamSpec) -> Any:
@@ -453,6 +481,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MvsimError as e:
         print(f"mvsim_node: {e}", file=sys.stderr, flush=True)
         return 2
+    except Stopped:  # a signal while the error above was on its way
+        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover
