@@ -197,11 +197,13 @@ def resolve_world_file(name: str) -> Path:
 
 
 def _world_dirs() -> list[Path]:
+    """Where a relative world file name is looked for: this source tree's worlds/, then the package's share folder
+    in every ament prefix (AMENT_PREFIX_PATH, what a sourced colcon install sets, in its order), then the
+    interpreter's own prefix (pip install, or the venv that ``make setup`` registered)."""
     here = Path(__file__).resolve().parent
     dirs = [here.parent / "worlds"]  # source checkout / editable install
-    prefix = Path(sys.prefix)
-    dirs.append(prefix / "share" / "mvsim_ros2" / "worlds")  # pip / colcon install
     for root in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep):
         if root:
             dirs.append(Path(root) / "share" / "mvsim_ros2" / "worlds")
+    dirs.append(Path(sys.prefix) / "share" / "mvsim_ros2" / "worlds")
     return dirs
