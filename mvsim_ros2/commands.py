@@ -242,6 +242,23 @@ class CommandInputs:
                 self.commanded.remove(link)
                 self.node.get_logger().info(f"vehicle '{link.vehicle.name}': no command for {timeout:g} s: stopped")
 
+    # ------------------------------------------------------------------ vehicles leaving, resets
+    def forget(self, link: VehicleLink) -> None:
+        """Drop a vehicle that left the world: its subscriptions (destroyed), its cmd_vel type polling, its active
+        command."""
+        for sub in link.subs:
+            self.node.destroy_subscription(sub)
+        link.subs.clear()
+        self.cmd_vel[:] = [cv for cv in self.cmd_vel if cv.link is not link]
+        self._topics.pop(id(link), None)
+        self._ackermann_topics.pop(id(link), None)
+        if link in self.commanded:
+            self.commanded.remove(link)
+
+    def clear(self) -> None:
+        """No command is active any more (after a reset of the world's state); the next one arms the watchdog."""
+        self.commanded.clear()
+
     # ------------------------------------------------------------------ helpers
     def _guard(self) -> Any:
         return self.world.step_guard or nullcontext()

@@ -67,7 +67,7 @@ try:  # ROS 2 is optional at import time, so that `mvsim_node` can say clearly w
     from mvsim_ros2 import naming, simulation_services, zmq_bridge
     from mvsim_ros2 import vehicle_publishers as vp
     from mvsim_ros2.commands import CommandInputs
-    from mvsim_ros2.sensor_publishers import PublishContext, SensorLink, sensor_link
+    from mvsim_ros2.sensor_publishers import PublishContext, SensorLink, sensor_link, sensor_publisher
 
     ROS_IMPORT_ERROR: ImportError | None = None
 except ImportError as _e:  # pragma: no cover - exercised only on machines without ROS 2
@@ -184,7 +184,7 @@ class MvsimNode(Node):
                              max_catchup=o.max_simul_catchup_time, viewer=self.viewer, clock=time.monotonic,
                              status=StatusLine(tty_only=True, extra=self._status_fields))
         self.runner.paused = o.lockstep
-        self._pub_ctx = PublishContext(self.create_publisher, self._stamp_time, self._count,
+        self._pub_ctx = PublishContext(self.create_publisher, self.stamp_time, self._count,
                                        self.opts.depth_image_encoding)
 
         self._make_world_publishers()
@@ -195,7 +195,7 @@ class MvsimNode(Node):
         self.sim_services = simulation_services.start(self)  # simulation_interfaces; None without the package
         self._start_zmq()
         self.add_on_set_parameters_callback(self._on_set_parameters)
-        self._publish_clock()  # before anything stamped with it
+        self.publish_clock()  # before anything stamped with it
         self._publish_static()
         self._publish_periodic()
         self._next_periodic = self.world.time + self.tf_period
@@ -230,7 +230,7 @@ class MvsimNode(Node):
             viewer.frame_period = self.opts.gui_refresh_period / 1000.0
         return viewer
 
-    def _stamp_time(self, t: float) -> float:
+    def stamp_time(self, t: float) -> float:
         """Stamp seconds of simulated time ``t``: ``t`` itself, or wall-clock now with disable_sim_time_clock."""
         return time.time() if self.opts.disable_sim_time_clock else t
 
@@ -286,6 +286,54 @@ class MvsimNode(Node):
         self.comms = self._zmq_server = None
         zmq_bridge.close(comms, server, self.get_logger(), timeout)
 
+    # ------------------------------------------------------------------ vehicles coming and going, resets
+    def sync_vehicles(self, *, publish_static: bool = True) -> None:
+        """Make the vehicle publishers, subscriptions and sensor links match the world's vehicles (after
+        ``World.spawn`` / ``World.remove`` / ``World.reset``): those of vehicles gone are destroyed, new vehicles
+        get theirs; when anything changed (and ``publish_static``), the latched topics go out again."""
+        current = {id(v) for v in self.world.vehicles.values()}
+        gone = [lk for lk in self._vehicles if id(lk.vehicle) not in current]
+        for link in gone:
+            self._drop_vehicle(link)
+        linked = {id(lk.vehicle) for lk in self._vehicles}
+        new = [veh for veh in self.world.vehicles.values() if id(veh) not in linked]
+        for veh in new:
+            self._make_vehicle(veh)
+        if (gone or new) and publish_static:
+            self._publish_static()
+
+    def follow_reset(self, *, state: bool) -> None:
+        """After ``World.reset``: vehicle topics for the objects there now; with ``state``, every vehicle link's
+        run state and the active commands forgotten; the run loop's schedule and the periodic topics restart from
+        the new time, /clock going out first, then the latched and periodic topics."""
+        self.sync_vehicles(publish_static=False)
+        if state:
+            for link in self._vehicles:
+                link.restart()
+            self._commands.clear()
+        self.runner.reanchor()
+        self.publish_clock()
+        self._publish_static()
+        self._publish_periodic()
+        self._next_periodic = self.world.time + self.tf_period
+
+    def _drop_vehicle(self, link: vp.VehicleLink) -> None:
+        """Destroy a departed vehicle's publishers (its own, its sensors', its log topics) and command inputs."""
+        veh = link.vehicle
+        topics: set[str] = set()
+        for s in veh.sensors.values():
+            row = sensor_publisher(s)
+            if row is not None:
+                topics |= {self.resolve_topic_name(t) for t in row.topics(f"{link.prefix}{s.name}").values()}
+        pubs = [*link.pubs.values(), *link.log_pubs.values()]
+        pubs += [p for p in self.publishers if p.topic_name in topics and p not in pubs]
+        for p in pubs:
+            self.destroy_publisher(p)
+        self._commands.forget(link)
+        self._vehicles.remove(link)
+        sensors = {id(s) for s in veh.sensors.values()}
+        self._sensors[:] = [sl for sl in self._sensors if id(sl.sensor) not in sensors]
+
     # ------------------------------------------------------------------ commands (mvsim_ros2.commands)
     def _watchdog(self, t: float) -> None:
         self._commands.watchdog(t, self.opts.base_watchdog_timeout)
@@ -307,7 +355,7 @@ class MvsimNode(Node):
                 fresh.append((s, obs))
         periodic = t >= self._next_periodic - 1e-9
         if (fresh or periodic) and t != self._clock_sent:
-            self._publish_clock()
+            self.publish_clock()
         for s, obs in fresh:
             s.publish(obs)
         if self._commanded:
@@ -322,7 +370,7 @@ class MvsimNode(Node):
         as possible)."""
         if ((steps and self.world.time != self._clock_sent)
                 or (self.runner.realtime_factor <= 0 and not self.runner.paused)):
-            self._publish_clock()
+            self.publish_clock()
 
     def _should_stop(self) -> bool:
         if not self.context.ok() or self._stop:
@@ -350,7 +398,7 @@ class MvsimNode(Node):
             response.message = "not in lockstep mode (set the parameter lockstep:=true first)"
             return response
         self.runner.advance_to(self.world.time + self.opts.lockstep_step)
-        self._publish_clock()
+        self.publish_clock()
         response.success = True
         response.message = f"{self.world.time:.9f}"
         return response
@@ -378,7 +426,7 @@ class MvsimNode(Node):
         return SetParametersResult(successful=True)
 
     # ------------------------------------------------------------------ publishing
-    def _publish_clock(self) -> None:
+    def publish_clock(self) -> None:
         """/clock at the current simulated time (remembered in ``_clock_sent``); nothing with disable_sim_time_clock."""
         if self._clock_pub is not None:
             t = self.world.time
@@ -388,7 +436,7 @@ class MvsimNode(Node):
 
     def _publish_static(self) -> None:
         """Latched messages: tf_static, chassis polygon and markers per vehicle, simul_chassis_markers, simul_map(s)."""
-        t = self._stamp_time(self.world.time)
+        t = self.stamp_time(self.world.time)
         for link in self._vehicles:
             vp.publish_static(link, t)
         self._publish_all_markers(t)
@@ -399,7 +447,7 @@ class MvsimNode(Node):
     def _publish_periodic(self) -> None:
         """odom, ground truth, tf, collision, fake localization (and changed markers, log topics) of every vehicle."""
         o = self.opts
-        t = self._stamp_time(self.world.time)
+        t = self.stamp_time(self.world.time)
         for link in self._vehicles:
             self.published += vp.publish_periodic(link, o, t)
             if o.publish_log_topics:

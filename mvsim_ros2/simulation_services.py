@@ -37,7 +37,6 @@ so once in its log.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 import traceback
@@ -51,7 +50,6 @@ from mvsim_core.errors import MvsimError, WorldFileError
 from mvsim_core.objects.block import Block
 from mvsim_core.objects.vehicles.base import Vehicle
 from mvsim_ros2 import conversions as cv
-from mvsim_ros2.sensor_publishers import sensor_publisher
 
 try:
     from simulation_interfaces import msg as si_msg
@@ -68,7 +66,6 @@ NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*$")
 FOREIGN_FORMATS = {"robot": "URDF", "sdf": "SDFormat", "mujoco": "MJCF", "model": "SDFormat", "COLLADA": "COLLADA"}
 """Root tags of formats other simulators spawn, answered with UNSUPPORTED_FORMAT."""
 SPAWN_FORMAT = "mvsim"
-LINK_RUN_STATE = frozenset({"last_cmd", "collided", "wheel_yaws", "odo_prev", "travelled", "turned"})
 """Fields of :class:`mvsim_ros2.vehicle_publishers.VehicleLink` that follow the run (set back to their defaults by a
 reset of the state); the others are publishers, subscriptions and reused messages."""
 
@@ -216,7 +213,7 @@ class SimulationServices:
         """EntityState of ``name``: pose and twist in the world frame, stamped with the simulated time."""
         w, node = self.world, self.node
         state.header.frame_id = node.opts.world_frame_id
-        cv.set_stamp(state.header.stamp, node._stamp_time(w.time))
+        cv.set_stamp(state.header.stamp, node.stamp_time(w.time))
         cv.set_pose(state.pose, self._entity(name).pose)
         vx, vy, wz = w.velocity(name)
         t = state.twist
@@ -310,7 +307,7 @@ class SimulationServices:
             obj = self._spawn_object(req)
         except _Refused as e:
             return (e.code, e.message, "")
-        self._sync_vehicles()
+        self.node.sync_vehicles()
         self.node.get_logger().info(f"spawned '{obj.name}' at ({obj.pose[0]:.3f}, {obj.pose[1]:.3f})")
         return (si_msg.Result.RESULT_OK, "", obj.name)
 
@@ -365,7 +362,7 @@ class SimulationServices:
             return self._not_found(response, name)
         with self._guard():
             self.world.remove(name)
-        self._sync_vehicles()
+        self.node.sync_vehicles()
         self.node.get_logger().info(f"deleted '{name}'")
         return _answer(response, si_msg.Result.RESULT_OK)
 
@@ -383,23 +380,13 @@ class SimulationServices:
         return _answer(response, si_msg.Result.RESULT_OK)
 
     def _reset(self, *, time: bool = True, state: bool = True, objects: bool = True) -> None:
-        """``World.reset``, then the node follows: vehicle topics for the objects there now, commands forgotten
-        (state), the run loop's schedule and periodic topics restarted from the new time, /clock first."""
-        node = self.node
+        """``World.reset``, then the node follows (:meth:`MvsimNode.follow_reset`): vehicle topics for the objects
+        there now, commands forgotten (state), schedule and periodic topics restarted, /clock first."""
         with self._guard():
             self.world.reset(objects=objects, state=state, time=time)
-        self._sync_vehicles(publish_static=False)  # the latched topics go out below, after /clock
-        if state:
-            for link in node._vehicles:
-                _fresh_run_state(link)
-            node._commanded.clear()
-        node.runner.reanchor()
-        node._publish_clock()
-        node._publish_static()
-        node._publish_periodic()
-        node._next_periodic = self.world.time + node.tf_period
-        node.get_logger().info(f"simulation reset (time: {time}, state: {state}, spawned: {objects}); "
-                               f"t = {self.world.time:g} s")
+        self.node.follow_reset(state=state)
+        self.node.get_logger().info(f"simulation reset (time: {time}, state: {state}, spawned: {objects}); "
+                                    f"t = {self.world.time:g} s")
 
     def step_simulation(self, request: Any, response: Any) -> Any:
         R = si_msg.Result
@@ -415,7 +402,7 @@ class SimulationServices:
         self.node.runner.steps += n
         if n:
             self._stopped = False
-            self.node._publish_clock()  # as ~/step does: /clock at the time reached
+            self.node.publish_clock()  # as ~/step does: /clock at the time reached
         return _answer(response, R.RESULT_OK)
 
     def _state(self) -> int:
@@ -449,7 +436,7 @@ class SimulationServices:
             return response
         if target == S.STATE_QUITTING:
             self.node.get_logger().info("SetSimulationState(STATE_QUITTING): shutting down")
-            self.node._stop = True
+            self.node.request_stop()
             return _answer(response, R.RESULT_OK)
         if target in (S.STATE_NO_WORLD, S.STATE_LOADING_WORLD):
             return _answer(response, R.RESULT_FEATURE_UNSUPPORTED, "worlds are not loaded or unloaded at run time")
@@ -464,47 +451,6 @@ class SimulationServices:
             if not res.successful:
                 return _answer(response, si_srv.SetSimulationState.Response.STATE_TRANSITION_ERROR, res.reason)
         return _answer(response, si_msg.Result.RESULT_OK)
-
-    # ------------------------------------------------------------------ the node's vehicle topics
-    def _sync_vehicles(self, *, publish_static: bool = True) -> None:
-        """Make the node's vehicle publishers, subscriptions and sensor links match the world's vehicles: those of
-        vehicles gone are destroyed, new vehicles get theirs; when anything changed (and ``publish_static``), the
-        latched topics go out again (the new vehicles' tf_static, the aggregate chassis markers)."""
-        node, w = self.node, self.world
-        current = {id(v) for v in w.vehicles.values()}
-        gone = [lk for lk in node._vehicles if id(lk.vehicle) not in current]
-        for link in gone:
-            self._drop(link)
-        linked = {id(lk.vehicle) for lk in node._vehicles}
-        new = [veh for veh in w.vehicles.values() if id(veh) not in linked]
-        for veh in new:
-            node._make_vehicle(veh)
-        if (gone or new) and publish_static:
-            node._publish_static()
-
-    def _drop(self, link: Any) -> None:
-        node = self.node
-        veh = link.vehicle
-        topics = {node.resolve_topic_name(f"{link.prefix}{s.name}") for s in veh.sensors.values()}
-        for s in veh.sensors.values():
-            row = sensor_publisher(s)
-            if row is not None:
-                topics |= {node.resolve_topic_name(t) for t in row.topics(f"{link.prefix}{s.name}").values()}
-        pubs = [*link.pubs.values(), *link.log_pubs.values()]
-        pubs += [p for p in node.publishers if p.topic_name in topics and p not in pubs]
-        for p in pubs:
-            node.destroy_publisher(p)
-        for s in link.subs:
-            node.destroy_subscription(s)
-        node._vehicles.remove(link)
-        sensors = {id(s) for s in veh.sensors.values()}
-        node._sensors[:] = [sl for sl in node._sensors if id(sl.sensor) not in sensors]
-        if link in node._commanded:
-            node._commanded.remove(link)
-        commands = node._commands  # its cmd_vel inputs (the auto type switch polls them) go too
-        commands.cmd_vel[:] = [cv for cv in commands.cmd_vel if cv.link is not link]
-        for table in (commands._topics, commands._ackermann_topics):
-            table.pop(id(link), None)
 
     def _not_found(self, response: Any, name: str) -> Any:
         names = self.world.object_names()
@@ -562,14 +508,6 @@ def _set(result: Any, code: int, message: str = "") -> None:
 def _answer(response: Any, code: int, message: str = "") -> Any:
     _set(response.result, code, message)
     return response
-
-
-def _fresh_run_state(link: Any) -> None:
-    """Reset the per-run fields of a vehicle's link (command time, collision latch, odometry history of the
-    covariances, ...) to their declared defaults, after a reset of the world's state."""
-    for f in dataclasses.fields(link):
-        if f.name in LINK_RUN_STATE and f.default is not dataclasses.MISSING:
-            setattr(link, f.name, f.default)
 
 
 def _category(obj: Any) -> int:

@@ -59,6 +59,16 @@ class VehicleLink:
     travelled: float = 0.0  # path length of the odometry so far (m)
     turned: float = 0.0  # total rotation of the odometry so far (rad)
 
+    def restart(self) -> None:
+        """Forget what this run accumulated (command time, collision latch, steering seen, odometry history of the
+        covariances), as after a reset of the world's state; publishers and messages stay."""
+        self.last_cmd = None
+        self.collided = False
+        self.wheel_yaws = None
+        self.odo_prev = (0.0, 0.0, 0.0)
+        self.travelled = 0.0
+        self.turned = 0.0
+
     def frame(self, name: str) -> str:
         """The vehicle's frame ``name`` (``base_link``, a sensor's name, ...) as it appears in messages."""
         return self.frame_prefix + name
