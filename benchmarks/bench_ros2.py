@@ -32,7 +32,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MVSIM_SHARED_DIR", REPO.parent / "shared"))
-NODE_EXE = Path(os.environ.get("MVSIM_NODE_EXE") or Path(sys.executable).parent / "mvsim_node")  # override: compare builds
+NODE_EXE = Path(os.environ.get("MVSIM_NODE_EXE") or Path(sys.executable).parent / "mvsim_node")  # to compare builds
 N_ROBOTS = 10
 
 try:
