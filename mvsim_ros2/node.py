@@ -66,6 +66,7 @@ try:  # ROS 2 is optional at import time, so that `mvsim_node` can say clearly w
     from mvsim_ros2 import conversions as cv
     from mvsim_ros2 import naming, simulation_services, zmq_bridge
     from mvsim_ros2 import vehicle_publishers as vp
+    from mvsim_ros2.audience import counted_publisher
     from mvsim_ros2.commands import CommandInputs
     from mvsim_ros2.sensor_publishers import PublishContext, SensorLink, sensor_link, sensor_publisher
 
@@ -184,7 +185,7 @@ class MvsimNode(Node):
                              max_catchup=o.max_simul_catchup_time, viewer=self.viewer, clock=time.monotonic,
                              status=StatusLine(tty_only=True, extra=self._status_fields))
         self.runner.paused = o.lockstep
-        self._pub_ctx = PublishContext(self.create_publisher, self.stamp_time, self._count,
+        self._pub_ctx = PublishContext(self.counted_publisher, self.stamp_time, self._count,
                                        self.opts.depth_image_encoding)
 
         self._make_world_publishers()
@@ -252,7 +253,7 @@ class MvsimNode(Node):
     def _make_vehicle(self, veh: Any) -> None:
         o = self.opts
         prefix = naming.vehicle_prefix(veh.name, len(self.world.vehicles), o.force_publish_vehicle_namespace)
-        link = vp.make_vehicle_link(self.create_publisher, veh, prefix, o)
+        link = vp.make_vehicle_link(self.counted_publisher, veh, prefix, o)
         self._commands.subscribe(link)
         self._vehicles.append(link)
         for sensor in veh.sensors.values():
@@ -272,6 +273,11 @@ class MvsimNode(Node):
                                       f"not published")
             return
         self._sensors.append(s)
+
+    def counted_publisher(self, msg_type: Any, topic: str, qos: Any) -> Any:
+        """A publisher whose subscriber count is kept from its matched events (:mod:`mvsim_ros2.audience`): the
+        vehicle and sensor topics, checked at every period."""
+        return counted_publisher(self, msg_type, topic, qos)
 
     def _count(self, n: int = 1) -> None:
         self.published += n
@@ -451,7 +457,7 @@ class MvsimNode(Node):
         for link in self._vehicles:
             self.published += vp.publish_periodic(link, o, t)
             if o.publish_log_topics:
-                self.published += vp.publish_log(link, self.world, self.create_publisher, o.publisher_history_len)
+                self.published += vp.publish_log(link, self.world, self.counted_publisher, o.publisher_history_len)
         if any(link.markers_changed for link in self._vehicles):
             self._publish_all_markers(t)
 

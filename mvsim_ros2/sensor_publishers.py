@@ -29,6 +29,7 @@ from mvsim_core.sensors.base import class_row
 from mvsim_core.sensors.rgbd_camera import OPTICAL_WRT_SENSOR
 from mvsim_ros2 import conversions as cv
 from mvsim_ros2 import naming
+from mvsim_ros2.audience import listened
 
 Publish = Callable[[Any], None]
 """Publishes one observation of its sensor."""
@@ -124,7 +125,7 @@ def _one_message(ctx: PublishContext, sensor: Any, msg_type: Any, topic: str,
     st, count, frame = ctx.stamp, ctx.count, ctx.frame_prefix + sensor.name
 
     def publish(obs: Any) -> None:
-        if p.get_subscription_count():
+        if listened(p):
             p.publish(convert(obs, st(obs.stamp), frame))
             count(1)
 
@@ -148,10 +149,10 @@ def _camera(ctx: PublishContext, sensor: Any, topics: dict[str, str]) -> Publish
 
     def publish(obs: Any) -> None:
         t = st(obs.stamp)
-        if pi.get_subscription_count():
+        if listened(pi):
             pi.publish(cv.image_msg(obs.rgb, frame, t))
             count(1)
-        if pc.get_subscription_count():
+        if listened(pc):
             pc.publish(cv.camera_info_msg(obs.intrinsics, frame, t))
             count(1)
 
@@ -183,21 +184,21 @@ def _rgbd(ctx: PublishContext, sensor: Any, topics: dict[str, str]) -> Publish:
     def publish(obs: Any) -> None:
         t = st(obs.stamp)
         if obs.rgb is not None:
-            if pri.get_subscription_count():
+            if listened(pri):
                 pri.publish(cv.image_msg(obs.rgb, rgb_frame, t))
                 count(1)
-            if prc.get_subscription_count():
+            if listened(prc):
                 prc.publish(cv.camera_info_msg(obs.rgb_intrinsics, rgb_frame, t))
                 count(1)
         if obs.depth is None:
             return
-        if pdi is not None and pdi.get_subscription_count():
+        if pdi is not None and listened(pdi):
             pdi.publish(cv.depth_image_msg(obs.depth, depth_frame, t, enc))
             count(1)
-        if pdc.get_subscription_count():
+        if listened(pdc):
             pdc.publish(cv.camera_info_msg(obs.depth_intrinsics, depth_frame, t))
             count(1)
-        if pp.get_subscription_count():
+        if listened(pp):
             pp.publish(rgbd_cloud_msg(obs, depth_frame, t, colored))
             count(1)
 

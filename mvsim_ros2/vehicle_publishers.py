@@ -32,6 +32,7 @@ from visualization_msgs.msg import MarkerArray
 from mvsim_core.geometry.rotations import compose2d, inverse2d
 from mvsim_ros2 import conversions as cv
 from mvsim_ros2 import naming
+from mvsim_ros2.audience import listened
 from mvsim_ros2.params import Options
 from mvsim_ros2.sensor_publishers import sensor_static_tfs
 
@@ -153,7 +154,7 @@ def publish_periodic(link: VehicleLink, o: Options, t: float) -> int:
     link.turned += abs(math.remainder(oyaw - pyaw, 2.0 * math.pi))
     link.odo_prev = (ox, oy, oyaw)
     n = 0
-    if pubs["odom"].get_subscription_count():
+    if listened(pubs["odom"]):
         mx, my, myaw = veh.odometry_multipliers
         odo_twist = (vx * mx, vy * my, wz * myaw)
         msg = cv.set_odometry(msgs["odom"], odo6, odo_twist, t)
@@ -162,17 +163,17 @@ def publish_periodic(link: VehicleLink, o: Options, t: float) -> int:
         cv.set_covariance_diagonal(msg.twist.covariance, twist_var)
         pubs["odom"].publish(msg)
         n += 1
-    if pubs["gt"].get_subscription_count():
+    if listened(pubs["gt"]):
         pubs["gt"].publish(cv.set_odometry(msgs["gt"], gt, (vx, vy, wz), t))
         n += 1
-    if pubs["collision"].get_subscription_count():
+    if listened(pubs["collision"]):
         msgs["collision"].data = link.collided
         pubs["collision"].publish(msgs["collision"])
         n += 1
     link.collided = False
     if fake or o.publish_tf_odom2baselink:
         tfm = msgs["tf"]
-        if pubs["tf"].get_subscription_count():
+        if listened(pubs["tf"]):
             k = 0
             if o.publish_tf_odom2baselink:
                 cv.set_transform(tfm.transforms[0], odo6, t)
@@ -183,13 +184,13 @@ def publish_periodic(link: VehicleLink, o: Options, t: float) -> int:
             pubs["tf"].publish(tfm)
             n += 1
     if fake:
-        if pubs["amcl_pose"].get_subscription_count():
+        if listened(pubs["amcl_pose"]):
             amcl = msgs["amcl_pose"]
             cv.set_stamp(amcl.header.stamp, t)
             cv.set_pose(amcl.pose.pose, gt)
             pubs["amcl_pose"].publish(amcl)
             n += 1
-        if pubs["particlecloud"].get_subscription_count():
+        if listened(pubs["particlecloud"]):
             pc = msgs["particlecloud"]
             cv.set_stamp(pc.header.stamp, t)
             cv.set_pose(pc.poses[0], gt)

@@ -1,0 +1,42 @@
+"""Who listens: the number of subscribers of each of the node's publishers, kept up to date by their matched events.
+
+The node skips building and sending a message nobody subscribes to. Asking rmw for a publisher's subscription count
+costs about 4 µs, and the node asks for every vehicle topic at the tf rate and for every sensor output at its rate:
+with 25 robots that was 40 calls per physics step, 17 % of the node's time flat out. Here each publisher is created
+with a ``matched`` event callback (rmw reports every match and unmatch with the current count), and the count is a
+dictionary read.
+
+The matched events are served by the node's executor between steps, in arrival order, like every other callback:
+a subscriber that has matched before a service call or a tick is counted by then.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rclpy.event_handler import PublisherEventCallbacks
+
+_counts: dict[int, int] = {}
+"""id(publisher) -> subscribers. An entry outlives its publisher (a few bytes per destroyed one); a publisher made
+later at the same address sets its own entry when it is created."""
+
+
+def counted_publisher(node: Any, msg_type: Any, topic: str, qos: Any) -> Any:
+    """``node.create_publisher(msg_type, topic, qos)`` whose subscriber count :func:`listened` reads for free."""
+    key: list[int] = []
+
+    def matched(info: Any) -> None:
+        if key:
+            _counts[key[0]] = int(info.current_count)
+
+    pub = node.create_publisher(msg_type, topic, qos, event_callbacks=PublisherEventCallbacks(matched=matched))
+    key.append(id(pub))
+    _counts[id(pub)] = pub.get_subscription_count()
+    return pub
+
+
+def listened(pub: Any) -> bool:
+    """Whether anybody subscribes to ``pub`` (made by :func:`counted_publisher`) now; any other publisher is asked
+    rmw."""
+    n = _counts.get(id(pub))
+    return bool(pub.get_subscription_count() if n is None else n)
