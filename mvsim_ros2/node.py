@@ -241,6 +241,7 @@ class MvsimNode(Node):
         self._clock_pub = None
         if not self.opts.disable_sim_time_clock:
             self._clock_pub = self.create_publisher(Clock, "/clock", naming.qos_clock())
+            self._clock_msg = Clock()
         self._grids = [e for e in self.world.elements if isinstance(e, OccupancyGrid) and e.grid is not None]
         depth = max(1, len(self._grids))
         self._map_pub = self.create_publisher(OccupancyGridMsg, "simul_map", naming.qos_latched(depth))
@@ -436,7 +437,8 @@ class MvsimNode(Node):
         """/clock at the current simulated time (remembered in ``_clock_sent``); nothing with disable_sim_time_clock."""
         if self._clock_pub is not None:
             t = self.world.time
-            self._clock_pub.publish(cv.clock_msg(t))
+            cv.set_stamp(self._clock_msg.clock, t)  # one message refilled: /clock goes out at every stamped step
+            self._clock_pub.publish(self._clock_msg)
             self._clock_sent = t
             self.published += 1
 
