@@ -152,6 +152,10 @@ def parse_text(text: str, file: str = "<string>", *, warn: Warn | None = None) -
             if end < 0:
                 raise WorldFileError(file, start_line, "processing instruction '<?' is never closed; add '?>'")
             advance(end + 2)
+        elif text.startswith("<!DOCTYPE", pos) or text.startswith("<!doctype", pos):
+            raise WorldFileError(file, start_line, "DTDs (<!DOCTYPE ...>) are not supported in world files: "
+                                                   "remove the declaration (entities and includes go through "
+                                                   "<include file=...> and <variable>)")
         elif text.startswith("<!", pos):
             end = find(">", pos + 2)
             if end < 0:

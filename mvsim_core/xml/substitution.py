@@ -8,7 +8,8 @@ them later (its own name and its vehicle's).
 **Value substitution** (:func:`substitute_value`) runs over every parameter value when it is read, in passes until
 nothing changes (at most :data:`MAX_PASSES`): ``${VAR}`` (user variables; ``|default`` allowed), ``$env{VAR}``
 (environment), ``$(cmd)`` (a shell command — only when the caller allows it) and ``$f{expr}`` (a math expression by
-:mod:`mvsim_core.xml.expression`, whose result is formatted like C's ``%g``).
+:mod:`mvsim_core.xml.expression`, whose result is formatted like C's ``%g``). An environment variable's value is
+taken literally: a ``$`` in it is never substituted again (so ``$(cmd)`` inside one never runs).
 
 Both raise :class:`SubstitutionError` with a message; callers attach the file and line.
 """
@@ -22,6 +23,7 @@ from mvsim_core.errors import ExpressionError, MvsimError
 from mvsim_core.rng import WorldRandom
 
 MAX_PASSES = 10
+_LITERAL_DOLLAR = "\x00"  # stands for a '$' that came from the environment until the passes are over
 RETAINED = frozenset({"NAME", "PARENT_NAME"})
 
 
@@ -149,11 +151,9 @@ def substitute_value(value: str, variables: Mapping[str, str], *, env: Mapping[s
     out = value
     for _ in range(MAX_PASSES):
         new = _value_pass(out, variables, env, rng, allow_shell, shell)
-        if new == out:
-            return new
+        if new == out or "$" not in new:
+            return new.replace(_LITERAL_DOLLAR, "$")
         out = new
-        if "$" not in out:
-            return out
     raise SubstitutionError(
         f"variables refer to each other: '{value}' still changes after {MAX_PASSES} substitution passes; "
         f"give one of them a plain value")
@@ -206,7 +206,7 @@ def _user_var(body: str, variables: Mapping[str, str], off: int) -> str:
 def _env_var(body: str, env: Mapping[str, str], off: int) -> str:
     name = body.strip()
     if name in env:
-        return env[name]
+        return env[name].replace("$", _LITERAL_DOLLAR)  # literal: never substituted again
     raise SubstitutionError(f"environment variable '{name}' in $env{{{name}}} is not set; export it first", off)
 
 

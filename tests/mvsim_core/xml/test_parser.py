@@ -53,6 +53,9 @@ def test_attribute_line_numbers():
     ("<a>\n<!-- x\n</a>", 2, "comment '<!--' is never closed"),
     ("<a>\n<b c=\"1></b></a>", 2, "never closed"),
     ("hello <a/>", 1, "text outside of any element"),
+    ('<?xml version="1.0"?>\n<!DOCTYPE mvsim [\n<!ENTITY x SYSTEM "file:///etc/passwd">\n]>\n<mvsim_world/>', 2,
+     "DTDs (<!DOCTYPE ...>) are not supported"),
+    ("<!doctype html><a/>", 1, "DTDs (<!DOCTYPE ...>) are not supported"),
     ("<a>\n< b/></a>", 2, "'<' not followed by a tag name"),
     ("<a x=1/>", 1, "malformed attribute"),
 ])

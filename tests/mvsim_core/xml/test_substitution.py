@@ -46,6 +46,22 @@ def test_value_unknown_variable_lists_known():
     assert ei.value.message == "unknown variable ${Y}; known variables: X"
 
 
+def test_env_values_are_literal_even_with_the_shell_allowed(tmp_path):
+    """An environment variable's value is never substituted again: a $(cmd), ${VAR} or $f{} inside it stays text."""
+    marker = tmp_path / "ran"
+    calls = []
+
+    def shell(cmd):
+        calls.append(cmd)
+        return "RAN"
+
+    env = {"EVIL": f"$(touch {marker})", "V": "${X}", "M": "$f{1+1}"}
+    assert sv("a $env{EVIL} b", {"X": "1"}, env, allow_shell=True, shell=shell) == f"a $(touch {marker}) b"
+    assert sv("$env{V}/$env{M}", {"X": "1"}, env) == "${X}/$f{1+1}"
+    assert calls == [] and not marker.exists()
+    assert sv("$env{HOME}/x", env={"HOME": "/home/u"}) == "/home/u/x"  # ordinary values unchanged
+
+
 def test_value_env_unset():
     with pytest.raises(SubstitutionError, match="environment variable 'NOPE'"):
         sv("$env{NOPE}")
