@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
@@ -184,25 +185,16 @@ class CommandInputs:
         if self._non_finite(topic, path, TWIST_FIELDS, values):
             return
         veh = link.vehicle
-        asked = (float(msg.linear.x), float(msg.linear.y), float(msg.angular.z))
-        try:
-            with self._guard():
-                done = veh.set_twist(*asked)
-        except CommandValueError as e:  # not reached: every field was checked above
-            self._reject(topic, e.field, e.value)
-            return
-        except ControllerError:
+        lim = veh.command_limits
+        if not self._command(link, topic, path, veh.set_twist,
+                             (float(msg.linear.x), float(msg.linear.y), float(msg.angular.z)),
+                             (("linear.x", lim.max_speed, "m/s", "max_linear_speed"),
+                              ("linear.y", lim.max_speed, "m/s", "max_linear_speed"),
+                              ("angular.z", lim.max_omega, "rad/s", "max_angular_speed"))):
             ctl = veh.controller
             hint = " (use ackermann_cmd)" if ctl.accepts(Command.DRIVE) else ""
             self._warn_once(link, "cmd_vel", f"its controller '{ctl.xml_class}' does not take cmd_vel (Twist) "
                                              f"commands; ignored{hint}")
-            return
-        lim = veh.command_limits
-        self._say_clamped(link, topic, path, asked, done, (("linear.x", lim.max_speed, "m/s", "max_linear_speed"),
-                                                          ("linear.y", lim.max_speed, "m/s", "max_linear_speed"),
-                                                          ("angular.z", lim.max_omega, "rad/s",
-                                                           "max_angular_speed")))
-        self._arm(link)
 
     def on_ackermann(self, link: VehicleLink, msg: Any) -> None:
         topic = self._ackermann_topics.get(id(link), f"{link.prefix}ackermann_cmd")
@@ -211,23 +203,31 @@ class CommandInputs:
         if self._non_finite(topic, "drive.", DRIVE_FIELDS, values):
             return
         veh = link.vehicle
-        asked = (float(d.speed), float(d.steering_angle))
-        try:
-            with self._guard():
-                done = veh.drive(*asked)
-        except CommandValueError as e:  # not reached: every field was checked above
-            self._reject(topic, e.field, e.value)
-            return
-        except ControllerError:
+        lim = veh.command_limits
+        if not self._command(link, topic, "drive.", veh.drive, (float(d.speed), float(d.steering_angle)),
+                             (("speed", lim.max_speed, "m/s", "max_linear_speed"),
+                              ("steering_angle", lim.max_steer, "rad", ""))):
             ctl = veh.controller
             why = ("it has no wheelbase (not an Ackermann vehicle)" if ctl.accepts(Command.TWIST)
                    else f"its controller '{ctl.xml_class}' takes neither steering nor twist commands")
             self._warn_once(link, "ackermann", f"cannot take ackermann_cmd: {why}; ignored")
-            return
-        lim = veh.command_limits
-        self._say_clamped(link, topic, "drive.", asked, done, (("speed", lim.max_speed, "m/s", "max_linear_speed"),
-                                                               ("steering_angle", lim.max_steer, "rad", "")))
+
+    def _command(self, link: VehicleLink, topic: str, path: str, verb: Callable[..., tuple[float, ...]],
+                 asked: tuple[float, ...], limits: tuple[tuple[str, float, str, str], ...]) -> bool:
+        """Give ``asked`` to a vehicle command ``verb`` under the step guard, say what it clamped (``limits``: per
+        value its field name, limit, unit and the node parameter that sets it) and arm the watchdog. False when
+        the controller does not take this kind of command (nothing else happens then)."""
+        try:
+            with self._guard():
+                done = verb(*asked)
+        except CommandValueError as e:  # the fields were checked for NaN/inf before; kept as the core's last word
+            self._reject(topic, e.field, e.value)
+            return True
+        except ControllerError:
+            return False
+        self._say_clamped(link, topic, path, asked, done, limits)
         self._arm(link)
+        return True
 
     # ------------------------------------------------------------------ watchdog
     def watchdog(self, t: float, timeout: float) -> None:

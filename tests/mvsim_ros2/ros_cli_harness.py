@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from ros_harness import REPO, ros_env
+from ros_harness import REPO, LoggedProcess, ros_env
 
 SHARED_TOOLS = REPO.parent / "shared" / "third_party" / "ros2"
 PACKAGE = "mvsim_ros2"
@@ -100,7 +100,7 @@ def cli_env(domain: int, prefix: Path | None, tmp: Path, *, checkout: bool = Tru
     return env
 
 
-class Session:
+class Session(LoggedProcess):
     """A command in its own session (process group), output to a log file; ``ctrl_c`` is a terminal's Ctrl-C."""
 
     def __init__(self, args: list[str], env: dict[str, str], log_path: Path, cwd: Path | None = None) -> None:
@@ -109,14 +109,6 @@ class Session:
         self._log = open(log_path, "w")  # noqa: SIM115 - closed in wait()/kill()
         self.proc = subprocess.Popen(args, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                      env=env, cwd=cwd or REPO, start_new_session=True)
-
-    def log(self) -> str:
-        if not self._log.closed:
-            self._log.flush()
-        return self.log_path.read_text(errors="replace")
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
 
     def signal_group(self, signum: int) -> None:
         try:

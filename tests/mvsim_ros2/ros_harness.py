@@ -88,7 +88,24 @@ def qos(reliable: bool = True, transient_local: bool = False, depth: int = 50) -
                       durability=DurabilityPolicy.TRANSIENT_LOCAL if transient_local else DurabilityPolicy.VOLATILE)
 
 
-class NodeProcess:
+class LoggedProcess:
+    """A subprocess whose stdout+stderr go to ``log_path`` (subclasses start ``self.proc`` and open ``self._log``)."""
+
+    log_path: Path
+    proc: subprocess.Popen[bytes]
+    _log: Any
+
+    def log(self) -> str:
+        """Everything it printed so far."""
+        if not self._log.closed:
+            self._log.flush()
+        return self.log_path.read_text(errors="replace")
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+
+class NodeProcess(LoggedProcess):
     """``mvsim_node`` running as a subprocess; its stdout+stderr go to a log file."""
 
     def __init__(self, world: Path, params: dict[str, Any], domain: int, log_path: Path,
@@ -102,14 +119,6 @@ class NodeProcess:
         self.proc = subprocess.Popen(args, stdout=self._log, stderr=subprocess.STDOUT,
                                      env={**ros_env(domain), **(env or {})}, cwd=REPO)
         self.returncode: int | None = None
-
-    def log(self) -> str:
-        if not self._log.closed:
-            self._log.flush()
-        return self.log_path.read_text(errors="replace")
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
 
     def stop(self, timeout: float = 20.0) -> int:
         """SIGINT (Ctrl-C), then wait; SIGKILL if it hangs. The exit status."""
