@@ -67,6 +67,7 @@ class Param:
         default: value used when absent (already in stored units: radians for angles and poses).
         unit: unit of the stored value, for documentation (``"m"``, ``"s"``, ``"rad"``, ``"kg"``, ...).
         min: smallest accepted value (inclusive) for numbers, or None.
+        max: largest accepted value (inclusive) for numbers, or None.
         positive: numbers must be > 0.
         aliases: other accepted names (the first found wins).
         doc: one-line meaning.
@@ -77,6 +78,7 @@ class Param:
     default: Any = None
     unit: str = ""
     min: float | None = None
+    max: float | None = None
     positive: bool = False
     aliases: tuple[str, ...] = ()
     doc: str = ""
@@ -100,12 +102,17 @@ class ParamValues(dict[str, Any]):
             raise AttributeError(name) from None
 
 
+MAX_MAGNITUDE = 1e9
+"""Largest magnitude of any number in a world file (m, s, kg, ...): beyond it float32 physics and rendering lose all
+precision, and no model needs it (UTM coordinates are below 1e7 m)."""
+
+
 def _num(text: str) -> float:
-    t = text.strip()
-    v = float(t)  # raises ValueError
-    if t.lower().lstrip("+-") in ("inf", "infinity", "nan") and not math.isfinite(v):
-        # upstream's strtod accepts these; keep them but only when spelled explicitly
-        return v
+    v = float(text.strip())  # raises ValueError
+    if not math.isfinite(v):
+        raise ValueError("not a finite number")
+    if abs(v) > MAX_MAGNITUDE:
+        raise ValueError(f"magnitude above {MAX_MAGNITUDE:g}")
     return v
 
 
@@ -125,7 +132,7 @@ def convert(kind: Kind, text: str) -> Any:
         try:
             return int(t, 10)
         except ValueError:
-            f = float(t)  # accept "25.0"-style integers written by $f{}
+            f = _num(t)  # accept "25.0"-style integers written by $f{}
             if f.is_integer():
                 return int(f)
             raise ValueError("not an integer") from None
@@ -176,17 +183,20 @@ def parse_value(p: Param, raw: str, node: XmlNode, ctx: ParseContext, *, attr: s
         v = convert(p.kind, text)
     except (ValueError, OverflowError) as e:
         reason = str(e)
-        detail = f" ({reason})" if reason.startswith("expected") else ""
+        detail = f" ({reason})" if reason.startswith(("expected", "not a finite", "magnitude")) else ""
         raise ctx.error(node, f"bad {_KIND_WORD[p.kind]} '{text}' for {label}{detail}; "
                               f"expected {_EXAMPLE[p.kind]}", attr=attr) from None
+    if p.kind is Kind.INT and abs(v) > MAX_MAGNITUDE:
+        raise ctx.error(node, f"{label} is {text}; integers here are at most {MAX_MAGNITUDE:g} in magnitude",
+                        attr=attr)
     if p.kind in (Kind.INT, Kind.FLOAT, Kind.ANGLE):
-        if isinstance(v, float) and math.isnan(v) and (p.min is not None or p.positive):
-            raise ctx.error(node, f"{label} must be a number, not nan", attr=attr)
         if p.positive and not v > 0:
             raise ctx.error(node, f"{label} must be greater than 0{_unit(p)} (got {text}); "
                                   f"negative or zero {p.name} makes no physical sense", attr=attr)
         if p.min is not None and v < p.min:
             raise ctx.error(node, f"{label} must be at least {p.min:g}{_unit(p)} (got {text})", attr=attr)
+        if p.max is not None and v > p.max:
+            raise ctx.error(node, f"{label} must be at most {p.max:g}{_unit(p)} (got {text})", attr=attr)
     return v
 
 

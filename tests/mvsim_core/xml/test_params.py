@@ -71,3 +71,27 @@ def test_errors(text, line, msg):
         read_params(TABLE, [n], ParseContext(), attrs="mass=" in text)
     assert (ei.value.file, ei.value.line) == ("t.xml", line)
     assert msg in ei.value.message
+
+
+@pytest.mark.parametrize("text", ["nan", "inf", "-Infinity", "1e999", "1 nan 0", "2e9"])
+@pytest.mark.parametrize("kind", [Kind.FLOAT, Kind.ANGLE, Kind.INT, Kind.POSE2D, Kind.FLOATS])
+def test_every_number_is_finite_and_bounded(kind, text):
+    if kind is not Kind.POSE2D and " " in text:
+        return
+    with pytest.raises(ValueError):
+        convert(kind, text if kind is not Kind.POSE2D or " " in text else f"0 0 {text}")
+
+
+def test_non_finite_error_names_the_tag_and_line():
+    (n,) = nodes("<i>\n<mass>inf</mass>\n</i>")
+    with pytest.raises(WorldFileError, match=r"t.xml:2: bad number 'inf' for <mass> \(not a finite number\)"):
+        read_params(TABLE, [n], ParseContext())
+    (n,) = nodes("<i>\n<count>1e12</count>\n</i>")
+    with pytest.raises(WorldFileError, match=r"t.xml:2: bad integer '1e12' for <count> \(magnitude above 1e\+09\)"):
+        read_params(TABLE, [n], ParseContext())
+
+
+def test_max_bound():
+    (n,) = nodes("<i><ratio>1.5</ratio></i>")
+    with pytest.raises(WorldFileError, match=r"<ratio> must be at most 1 \(got 1.5\)"):
+        read_params((Param("ratio", Kind.FLOAT, 0.5, max=1.0),), [n], ParseContext())
