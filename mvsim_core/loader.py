@@ -19,7 +19,7 @@ from typing import Any
 from mvsim_core.errors import WorldFileError
 from mvsim_core.rng import WorldRandom
 from mvsim_core.world import SimObject, World
-from mvsim_core.world_options import GEOREFERENCE_PARAMS, GUI_PARAMS, LIGHTS_PARAMS, WORLD_PARAMS
+from mvsim_core.world_options import GEOREFERENCE_PARAMS, GUI_PARAMS, LIGHTS_PARAMS, MIN_TIMESTEP, WORLD_PARAMS
 from mvsim_core.xml.context import CURRENT_DIR_VAR, ParseContext
 from mvsim_core.xml.flow import Walker, expanded
 from mvsim_core.xml.node import XmlNode
@@ -295,7 +295,11 @@ class _Loader:
         if p is None:
             self.ctx.warn(node, f"unknown tag <{node.tag}> is ignored")
             return
-        self.world.params[p.name] = parse_value(p, node.text, node, self.ctx)
+        value = parse_value(p, node.text, node, self.ctx)
+        if p.name == "simul_timestep" and 0 < value < MIN_TIMESTEP:
+            raise self.ctx.error(node, f"<simul_timestep> must be 0 (automatic) or at least {MIN_TIMESTEP:g} s "
+                                       f"(got {value:g})")
+        self.world.params[p.name] = value
         self.world.params.where[p.name] = node
 
 

@@ -10,9 +10,15 @@ import math
 
 from mvsim_core.xml.params import Kind, Param
 
+MIN_TIMESTEP = 1e-4
+"""Shortest physics step and shortest sensor period a world file may ask for (s). A shorter ``simul_timestep``, or a
+sensor period that would make the automatic step shorter, is a :class:`~mvsim_core.errors.WorldFileError` at load:
+Box2D and the wheel models gain nothing below it, and 10 000 steps per simulated second is already ~100x slower than
+real time."""
+
 WORLD_PARAMS: tuple[Param, ...] = (
     Param("simul_timestep", Kind.FLOAT, 0.0, "s", min=0.0,
-          doc="fixed physics step; 0 = automatic: min(5 ms, shortest sensor period)"),
+          doc="fixed physics step; 0 = automatic: min(5 ms, shortest sensor period); otherwise >= MIN_TIMESTEP"),
     Param("gravity", Kind.FLOAT, 9.81, "m/s^2", min=0.0),
     Param("b2d_vel_iters", Kind.INT, 8, min=1, doc="Box2D velocity iterations"),
     Param("b2d_pos_iters", Kind.INT, 3, min=1, doc="Box2D position iterations"),

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from mvsim_core.objects.visual import Visual, parse_visuals
+from mvsim_core.world_options import MIN_TIMESTEP
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.node import XmlNode
 from mvsim_core.xml.params import (
@@ -68,7 +69,8 @@ Pose3D = tuple[float, float, float, float, float, float]
 ZERO_POSE: Pose3D = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 COMMON_PARAMS: tuple[Param, ...] = (
-    Param("sensor_period", Kind.FLOAT, 0.1, "s", positive=True, doc="time between two samples"),
+    Param("sensor_period", Kind.FLOAT, 0.1, "s", min=MIN_TIMESTEP,
+          doc="time between two samples; at least the shortest physics step"),
     Param("save_to_rawlog", Kind.STRING, "", doc="MRPT rawlog file to save every observation to (\"\" = none)"),
 )
 """Parameters read by every sensor class."""
