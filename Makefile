@@ -3,7 +3,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 WORLD  ?= worlds/demo.world.xml
 
-.PHONY: setup run ros test lint bench clean
+.PHONY: setup run ros test lint bench fuzz clean
 
 setup:
 	@bash scripts/setup.sh
@@ -17,6 +17,15 @@ ros: setup  # the same world as a ROS 2 node (topics, tf, /clock); ROS 2 comes f
 test: setup
 	@$(PY) -m pytest -q $(PYTEST_ARGS)
 
+# world-file fuzzer (tests/fuzz/README.md): N mutants of the shipped + upstream worlds, seed SEED, JOBS children at a
+# time (default: CPUs), TIMEOUT s each; summary and failing mutants in .fuzz-out/; exit 1 on any failure
+N       ?= 1000
+SEED    ?= 0
+JOBS    ?= $(shell nproc 2>/dev/null || echo 1)
+TIMEOUT ?= 30
+fuzz: setup
+	@$(PY) -m tests.fuzz --n $(N) --seed $(SEED) --jobs $(JOBS) --timeout $(TIMEOUT) $(FUZZ_ARGS)
+
 lint: setup  # style (ruff), architecture (import-linter contracts in .importlinter), types (mypy.ini); all three run
 	@rc=0; \
 	echo "== ruff"; $(VENV)/bin/ruff check mvsim_core mvsim_ros2 tests benchmarks scripts || rc=1; \
@@ -28,4 +37,4 @@ bench: setup
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache .import_linter_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache .import_linter_cache .fuzz-out
