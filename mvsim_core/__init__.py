@@ -20,9 +20,10 @@ from mvsim_core.errors import (
 )
 from mvsim_core.loader import load_world
 from mvsim_core.world import World
+from mvsim_core.xml.limits import LoadLimits
 
 __all__ = ["load_world", "World", "MvsimError", "WorldFileError", "ControllerError", "CommandValueError",
-           "CommandLimits", "ExpressionError", "AssetError"]
+           "CommandLimits", "ExpressionError", "AssetError", "LoadLimits"]
 __version__ = "0.1.0"
 
 # a library does not print: warnings go to World.warnings and to this logger, which the application configures

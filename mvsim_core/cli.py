@@ -195,7 +195,7 @@ def _start_comms(world: World, args: argparse.Namespace) -> tuple[Server | None,
         _err(f"joining the MVSim server already running on tcp://{host}:{port}")
     exposed = args.bind not in (LOOPBACK, "localhost", "::1")
     node_bind = ("0.0.0.0" if args.bind == "*" else args.bind) if exposed else None  # where others can reach it
-    comms = WorldComms(world, host, port, bind_host=node_bind, timeout=10.0)
+    comms = WorldComms(world, host, port, bind_host=node_bind, timeout=10.0, server=server)
     try:
         comms.attach()
     except BaseException:

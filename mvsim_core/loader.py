@@ -22,6 +22,7 @@ from mvsim_core.world import SimObject, World
 from mvsim_core.world_options import GEOREFERENCE_PARAMS, GUI_PARAMS, LIGHTS_PARAMS, MIN_TIMESTEP, WORLD_PARAMS
 from mvsim_core.xml.context import CURRENT_DIR_VAR, ParseContext
 from mvsim_core.xml.flow import Walker, expanded
+from mvsim_core.xml.limits import LoadLimits
 from mvsim_core.xml.node import XmlNode
 from mvsim_core.xml.params import parse_value, read_params, warn_unknown_children
 from mvsim_core.xml.parser import parse_text, read_text_file
@@ -32,7 +33,7 @@ _WORLD_PARAM = {p.name: p for p in WORLD_PARAMS}
 
 
 def load_world(path: str | os.PathLike[str], *, seed: int = 0, allow_shell: bool = False,
-               env: Mapping[str, str] | None = None) -> World:
+               env: Mapping[str, str] | None = None, limits: LoadLimits | None = None) -> World:
     """Load a world file.
 
     Args:
@@ -40,6 +41,8 @@ def load_world(path: str | os.PathLike[str], *, seed: int = 0, allow_shell: bool
         seed: seed of the world's random generator (``$f{rand()}``, odometry and sensor noise).
         allow_shell: allow ``$(cmd)`` substitutions to run shell commands.
         env: environment for ``$env{}`` and included-file fallbacks (default: ``os.environ``).
+        limits: expansion limits (loop iterations, value length, includes, nesting; :mod:`mvsim_core.xml.limits`);
+            default: the built-in ones, each overridable by its ``MVSIM_MAX_*`` variable in ``env``.
 
     Raises:
         WorldFileError: with the file and line of the first problem.
@@ -51,10 +54,12 @@ def load_world(path: str | os.PathLike[str], *, seed: int = 0, allow_shell: bool
     p = Path(path)
     shown = str(path)
     text = read_text_file(p, shown_as=shown)
-    ctx = ParseContext(env=dict(os.environ if env is None else env), rng=WorldRandom(seed), allow_shell=allow_shell)
+    environ = dict(os.environ if env is None else env)
+    ctx = ParseContext(env=environ, rng=WorldRandom(seed), allow_shell=allow_shell,
+                       limits=limits or LoadLimits.from_env(environ))
     if not text.strip():
         raise WorldFileError(shown, 1, "empty file; a world file holds one <mvsim_world> element")
-    roots = parse_text(text, shown, warn=ctx.warn_at)
+    roots = parse_text(text, shown, warn=ctx.warn_at, max_depth=ctx.limits.nesting_depth)
     if not roots:
         raise WorldFileError(shown, 1, "no XML element found; a world file holds one <mvsim_world> element")
     root = roots[0]
@@ -79,7 +84,7 @@ SPAWN_SOURCE = "<spawn request>"
 def parse_object(world: World, xml: str, *, name: str | None = None, pose: tuple[float, float, float] | None = None,
                  default_pose: tuple[float, float, float] | None = None,
                  source: str | os.PathLike[str] | None = None, allow_shell: bool = False,
-                 env: Mapping[str, str] | None = None) -> SimObject:
+                 env: Mapping[str, str] | None = None, limits: LoadLimits | None = None) -> SimObject:
     """Build the one vehicle, block or actor that ``xml`` describes, for ``world`` (:meth:`World.spawn`; not added).
 
     The text is read as if written in a world file: one ``<vehicle>``, ``<block>`` or ``<actor>`` element (also
@@ -101,6 +106,8 @@ def parse_object(world: World, xml: str, *, name: str | None = None, pose: tuple
             (default: ``<spawn request>`` next to the world file).
         allow_shell: let ``$(cmd)`` run a shell.
         env: environment for ``$env{}`` (default: ``os.environ``).
+        limits: expansion limits of this request (default: as :func:`load_world`); every request has its own
+            budget.
 
     Raises:
         WorldFileError: bad XML, or not exactly one object in it (file and line in the text).
@@ -111,9 +118,11 @@ def parse_object(world: World, xml: str, *, name: str | None = None, pose: tuple
 
     src = Path(source) if source is not None else world.path.resolve().parent / SPAWN_SOURCE
     shown = str(src)
-    ctx = ParseContext(env=dict(os.environ if env is None else env), rng=world.rng, allow_shell=allow_shell)
+    environ = dict(os.environ if env is None else env)
+    ctx = ParseContext(env=environ, rng=world.rng, allow_shell=allow_shell,
+                       limits=limits or LoadLimits.from_env(environ))
     ctx.variables[CURRENT_DIR_VAR] = str(src.resolve().parent)
-    roots = parse_text(xml, shown, warn=ctx.warn_at)
+    roots = parse_text(xml, shown, warn=ctx.warn_at, max_depth=ctx.limits.nesting_depth)
     if len(roots) == 1 and roots[0].tag == "mvsim_world":
         roots = roots[0].children
     if not roots:

@@ -35,7 +35,7 @@ def start(world: Any, o: Options, logger: Any) -> tuple[Any, Any]:
     except CommsError as e:
         logger.warning(f"ZMQ server not started: {e}; trying to join the server already there")
         server, port = None, o.zmq_port
-    comms = WorldComms(world, host, port, timeout=5.0)
+    comms = WorldComms(world, host, port, timeout=5.0, server=server)  # in-process: World is protected there
     try:
         comms.attach()
     except Exception as e:  # noqa: BLE001 - any comms failure leaves ROS running

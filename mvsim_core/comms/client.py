@@ -53,7 +53,7 @@ from mvsim_core.comms.proto import (
     UnregisterNodeRequest_pb2,
     message_class,
 )
-from mvsim_core.comms.server import DEFAULT_PORT, LOOPBACK
+from mvsim_core.comms.server import DEFAULT_PORT, LOOPBACK, Server
 
 log = logging.getLogger("mvsim.comms.client")
 
@@ -106,13 +106,17 @@ class Client:
         host: the server's host. port: the server's port (default 23700).
         bind_host: interface for this node's own sockets (default: 127.0.0.1 when the server is local, else 0.0.0.0).
         timeout: seconds to wait for the server or a service before :class:`CommsTimeout`.
+        server: the :class:`~mvsim_core.comms.server.Server` when it runs in this process: requests to the server
+            then go straight to it (``host`` and ``port`` are only reported), and the node is protected there
+            (nobody over the wire can unregister it, register its name or take over its services).
     """
 
     def __init__(self, name: str = "anonymous", host: str = LOOPBACK, port: int = DEFAULT_PORT, *,
-                 bind_host: str | None = None, timeout: float = 5.0) -> None:
+                 bind_host: str | None = None, timeout: float = 5.0, server: Server | None = None) -> None:
         self.name = name
         self.host = host
         self.port = int(port)
+        self.server = server
         self.bind_host = bind_host or (LOOPBACK if host in _LOCAL_HOSTS else "0.0.0.0")
         self.timeout = float(timeout)
         self.registered = False
@@ -259,6 +263,8 @@ class Client:
         """Send one framed request to the server; (type name, payload) of its answer."""
         if self._ctx is None:
             raise CommsError(f"client '{self.name}' is not connected; call connect() first")
+        if self.server is not None:
+            return unpack(self.server.handle(frame, local=True))
         t = self.timeout if timeout is None else timeout
         with self._req_lock:
             if self._req is None:

@@ -19,6 +19,16 @@ anything else / malformed  → GenericAnswer{success=false, errorMessage}. The s
 
 Threads: one serves the REP socket; one sends the TopicInfo notifications (so a dead subscriber delays nobody).
 Registries are bounded (:data:`MAX_NODES`, ...) so no sequence of requests makes the server grow without limit.
+
+**In-process nodes are protected.** A client in the server's own process (the World of ``mvsim launch``, through
+``Client(server=...)`` / ``WorldComms(server=...)``) sends its requests straight to :meth:`Server.handle` with
+``local=True``; the node it registers is *local*. Over the wire nobody can then register or unregister a local node,
+advertise a topic or service under its name, or re-advertise (take over) a service a local node offers: those
+requests are answered ``success=false`` with an errorMessage saying so. Upstream lets any client do all of that
+(``World`` can be unregistered, its ``set_pose`` re-pointed at another endpoint); no upstream client needs it, so
+the protection is always on. A World that joins a server in another process (``mvsim server``, or a second
+``mvsim launch`` on the same port) registers over the wire and is not protected: that server cannot tell it from
+an impostor, and must let a restarted World take its name back.
 """
 
 from __future__ import annotations
@@ -101,6 +111,10 @@ class _Reject(Exception):
     """A request that is well formed but refused; its message goes back as ``errorMessage``."""
 
 
+def _owned(name: str) -> str:
+    return f"node `{name}` is served in the server's own process"
+
+
 def _check_name(what: str, value: str, *, empty_ok: bool = False) -> str:
     if not value and not empty_ok:
         raise _Reject(f"{what} must not be empty")
@@ -135,6 +149,8 @@ class Server:
         self.bind_host = "*" if bind_host in ("*", "0.0.0.0") else bind_host
         self.port = int(port)
         self.nodes: dict[str, None] = {}
+        self.local_nodes: set[str] = set()
+        """Nodes registered in-process (``handle(..., local=True)``): requests over the wire cannot touch them."""
         self.topics: dict[str, TopicRecord] = {}
         self.services: dict[str, ServiceRecord] = {}
         self.requests = 0
@@ -242,8 +258,14 @@ class Server:
         finally:
             rep.close(linger=0)
 
-    def handle(self, frame: bytes) -> bytes:
-        """The framed answer to one framed request. Never raises."""
+    def handle(self, frame: bytes, *, local: bool = False) -> bytes:
+        """The framed answer to one framed request. Never raises.
+
+        Args:
+            frame: the request.
+            local: the request comes from a client in this process (``Client(server=...)``), not over the wire;
+                the node it registers is protected (see the module docstring).
+        """
         self.requests += 1
         try:
             type_name, payload = unpack(frame)
@@ -254,7 +276,7 @@ class Server:
             cls, fn = handler
             req = parse_payload(type_name, payload, cls)
             with self._lock:
-                return pack_message(fn(self, req))
+                return pack_message(fn(self, req, local))
         except (_Reject, CommsError) as e:
             return self._error(str(e))
         except Exception as e:  # the server must survive anything a client sends
@@ -267,22 +289,38 @@ class Server:
         return pack_message(GenericAnswer_pb2.GenericAnswer(success=False, errorMessage=message))
 
     # ------------------------------------------------------------------ handlers (called with self._lock held)
-    def _register(self, m: RegisterNodeRequest_pb2.RegisterNodeRequest) -> RegisterNodeAnswer_pb2.RegisterNodeAnswer:
+    def _guard(self, node: str, local: bool, what: str) -> None:
+        """Refuse a request from the wire that would act as, or on, the in-process node ``node``."""
+        if not local and node in self.local_nodes:
+            raise _Reject(f"{_owned(node)}: {what}")
+
+    def _register(self, m: RegisterNodeRequest_pb2.RegisterNodeRequest,
+                  local: bool) -> RegisterNodeAnswer_pb2.RegisterNodeAnswer:
         name = _check_name("nodeName", m.nodeName)
+        try:
+            self._guard(name, local, "another client cannot register under its name; choose another nodeName")
+        except _Reject as e:
+            self.errors += 1
+            return RegisterNodeAnswer_pb2.RegisterNodeAnswer(success=False, errorMessage=str(e))
         self._remove_node(name)  # the same node reconnecting: forget its old records
         if len(self.nodes) >= MAX_NODES:
             return RegisterNodeAnswer_pb2.RegisterNodeAnswer(
                 success=False, errorMessage=f"too many nodes registered ({MAX_NODES})")
         self.nodes[name] = None
-        log.debug("node '%s' registered", name)
+        if local:
+            self.local_nodes.add(name)
+        log.debug("node '%s' registered%s", name, " (in-process)" if local else "")
         return RegisterNodeAnswer_pb2.RegisterNodeAnswer(success=True)
 
-    def _unregister(self, m: UnregisterNodeRequest_pb2.UnregisterNodeRequest) -> GenericAnswer_pb2.GenericAnswer:
+    def _unregister(self, m: UnregisterNodeRequest_pb2.UnregisterNodeRequest,
+                    local: bool) -> GenericAnswer_pb2.GenericAnswer:
+        self._guard(m.nodeName, local, "only that node can unregister itself")
         self._remove_node(m.nodeName)
         return GenericAnswer_pb2.GenericAnswer(success=True)
 
     def _remove_node(self, name: str) -> None:
         self.nodes.pop(name, None)
+        self.local_nodes.discard(name)
         for t in list(self.topics.values()):
             if t.publishers.pop(name, None) is not None:
                 self._notify_subscribers(t)
@@ -291,11 +329,13 @@ class Server:
         for s in [s for s in self.services.values() if s.node == name]:
             del self.services[s.name]
 
-    def _advertise_topic(self, m: AdvertiseTopicRequest_pb2.AdvertiseTopicRequest) -> GenericAnswer_pb2.GenericAnswer:
+    def _advertise_topic(self, m: AdvertiseTopicRequest_pb2.AdvertiseTopicRequest,
+                         local: bool) -> GenericAnswer_pb2.GenericAnswer:
         topic = _check_name("topicName", m.topicName)
         type_name = _check_name("topicTypeName", m.topicTypeName)
         endpoint = _check_endpoint(m.endpoint)
         node = _check_name("nodeName", m.nodeName)
+        self._guard(node, local, f"another client cannot advertise topic `{topic}` under its name")
         t = self.topics.get(topic)
         if t is None:
             if len(self.topics) >= MAX_TOPICS:
@@ -310,14 +350,17 @@ class Server:
         self._notify_subscribers(t)
         return GenericAnswer_pb2.GenericAnswer(success=True)
 
-    def _advertise_service(self, m: AdvertiseServiceRequest_pb2.AdvertiseServiceRequest
-                           ) -> GenericAnswer_pb2.GenericAnswer:
+    def _advertise_service(self, m: AdvertiseServiceRequest_pb2.AdvertiseServiceRequest,
+                           local: bool) -> GenericAnswer_pb2.GenericAnswer:
         name = _check_name("serviceName", m.serviceName)
         tin = _check_name("inputTypeName", m.inputTypeName)
         tout = _check_name("outputTypeName", m.outputTypeName)
         endpoint = _check_endpoint(m.endpoint)
         node = _check_name("nodeName", m.nodeName)
+        self._guard(node, local, f"another client cannot advertise service `{name}` under its name")
         old = self.services.get(name)
+        if old is not None and old.node != node:
+            self._guard(old.node, local, f"it offers service `{name}`, which no other node can take over")
         if old is not None and (old.input_type, old.output_type) != (tin, tout):
             raise _Reject(f"Trying to register service `{name}` [{tin}->{tout}] but already known with types "
                           f"[{old.input_type}->{old.output_type}]")
@@ -327,8 +370,8 @@ class Server:
         log.debug("service '%s' [%s->%s] offered by '%s' at %s", name, tin, tout, node, endpoint)
         return GenericAnswer_pb2.GenericAnswer(success=True)
 
-    def _service_info(self, m: GetServiceInfoRequest_pb2.GetServiceInfoRequest
-                      ) -> GetServiceInfoAnswer_pb2.GetServiceInfoAnswer:
+    def _service_info(self, m: GetServiceInfoRequest_pb2.GetServiceInfoRequest,
+                      local: bool) -> GetServiceInfoAnswer_pb2.GetServiceInfoAnswer:
         s = self.services.get(m.serviceName)
         if s is None:
             return GetServiceInfoAnswer_pb2.GetServiceInfoAnswer(
@@ -336,11 +379,13 @@ class Server:
         return GetServiceInfoAnswer_pb2.GetServiceInfoAnswer(success=True, serviceEndpoint=s.endpoint,
                                                              serviceNodeName=s.node)
 
-    def _list_nodes(self, m: ListNodesRequest_pb2.ListNodesRequest) -> ListNodesAnswer_pb2.ListNodesAnswer:
+    def _list_nodes(self, m: ListNodesRequest_pb2.ListNodesRequest,
+                    local: bool) -> ListNodesAnswer_pb2.ListNodesAnswer:
         prefix = m.nodeStartsWith
         return ListNodesAnswer_pb2.ListNodesAnswer(nodes=sorted(n for n in self.nodes if n.startswith(prefix)))
 
-    def _list_topics(self, m: ListTopicsRequest_pb2.ListTopicsRequest) -> ListTopicsAnswer_pb2.ListTopicsAnswer:
+    def _list_topics(self, m: ListTopicsRequest_pb2.ListTopicsRequest,
+                     local: bool) -> ListTopicsAnswer_pb2.ListTopicsAnswer:
         prefix = m.topicStartsWith
         ans = ListTopicsAnswer_pb2.ListTopicsAnswer()
         for name in sorted(self.topics):
@@ -348,7 +393,8 @@ class Server:
                 ans.topics.append(self._topic_info(self.topics[name]))
         return ans
 
-    def _subscribe(self, m: SubscribeRequest_pb2.SubscribeRequest) -> SubscribeAnswer_pb2.SubscribeAnswer:
+    def _subscribe(self, m: SubscribeRequest_pb2.SubscribeRequest,
+                   local: bool) -> SubscribeAnswer_pb2.SubscribeAnswer:
         topic = _check_name("topic", m.topic)
         try:
             endpoint = _check_endpoint(m.updatesEndpoint)

@@ -63,7 +63,7 @@ from mvsim_core.comms.proto import (
     TimeStampedPose_pb2,
     mvsim_core_msgs_pb2,
 )
-from mvsim_core.comms.server import DEFAULT_PORT, LOOPBACK
+from mvsim_core.comms.server import DEFAULT_PORT, LOOPBACK, Server
 from mvsim_core.errors import CommandValueError, ControllerError
 from mvsim_core.geometry.rotations import compose, relative
 from mvsim_core.sensors import Camera, Gnss, Imu, Lidar2D, Lidar3D, RgbdCamera, Sensor
@@ -266,15 +266,18 @@ class WorldComms:
         bind_host: interface of the node's service and publisher sockets (default: see :class:`Client`); use the
             server's ``--bind`` interface when other machines must reach the world.
         on_shutdown: called (from the service thread) when a client asks for ``shutdown``.
+        server: the server, when it runs in this process (``mvsim launch``): the node registers straight with it
+            and is protected there — no client over the wire can unregister ``World``, register that name, or
+            re-advertise its services at another endpoint (:mod:`mvsim_core.comms.server`).
 
     :meth:`attach` registers the node, offers the services and advertises the topics; :meth:`close` undoes it.
     """
 
     def __init__(self, world: Any, host: str = LOOPBACK, port: int = DEFAULT_PORT, *, client: Client | None = None,
                  bind_host: str | None = None, on_shutdown: Callable[[], None] | None = None,
-                 timeout: float = 5.0) -> None:
+                 timeout: float = 5.0, server: Server | None = None) -> None:
         self.world = world
-        self.client = client or Client(NODE_NAME, host, port, bind_host=bind_host, timeout=timeout)
+        self.client = client or Client(NODE_NAME, host, port, bind_host=bind_host, timeout=timeout, server=server)
         self.client.name = NODE_NAME
         self.lock = FairLock()
         self.shutdown_requested = threading.Event()

@@ -15,8 +15,9 @@ from pathlib import Path
 
 from mvsim_core.errors import WorldFileError
 from mvsim_core.rng import WorldRandom
+from mvsim_core.xml.limits import LoadBudget, LoadLimits
 from mvsim_core.xml.node import XmlNode
-from mvsim_core.xml.substitution import SubstitutionError, substitute_value
+from mvsim_core.xml.substitution import LITERAL_DOLLAR, SubstitutionError, substitute_value
 
 log = logging.getLogger("mvsim_core.world")
 
@@ -36,6 +37,8 @@ class ParseContext:
         warnings: every warning issued, as ``file:line: message`` strings, in order, without repeats.
         missing_assets: model/texture URIs that could not be found or fetched, with the reason.
         counters: per-prefix counters for default names.
+        limits: expansion limits of this load (:mod:`mvsim_core.xml.limits`).
+        budget: what this load has used of them (made from ``limits``).
     """
 
     variables: dict[str, str] = field(default_factory=dict)
@@ -45,7 +48,24 @@ class ParseContext:
     warnings: list[str] = field(default_factory=list)
     missing_assets: dict[str, str] = field(default_factory=dict)
     counters: dict[str, int] = field(default_factory=dict)
+    limits: LoadLimits = field(default_factory=LoadLimits)
+    budget: LoadBudget = field(init=False, repr=False)
     _warned: set[str] = field(default_factory=set, repr=False)
+    _dirs: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self.budget = LoadBudget(self.limits)
+
+    def _directory_of(self, file: str) -> str:
+        """The resolved directory of ``file`` (cached: resolving costs system calls, and values are read often)."""
+        d = self._dirs.get(file)
+        if d is None:
+            try:
+                d = str(Path(file).resolve().parent)
+            except (OSError, RuntimeError):  # unresolvable (RuntimeError: a symlink loop): as written
+                d = str(Path(file).parent)
+            self._dirs[file] = d
+        return d
 
     def next_index(self, prefix: str) -> int:
         """1, 2, 3, ... per prefix: default names such as ``veh1``, ``block001``, ``laser1``."""
@@ -78,7 +98,7 @@ class ParseContext:
 
     # ------------------------------------------------------------------ values
     def value(self, raw: str, node: XmlNode, *, attr: str | None = None,
-              extra: Mapping[str, str] | None = None) -> str:
+              extra: Mapping[str, str] | None = None, keep_literal: bool = False) -> str:
         """Apply value substitution to ``raw`` read from ``node``; errors are located at the node.
 
         Args:
@@ -86,16 +106,19 @@ class ParseContext:
             node: where it was written (sets ``MVSIM_CURRENT_FILE_DIRECTORY`` and locates errors).
             attr: the attribute name, when ``raw`` is an attribute value (for its line).
             extra: variables that exist only here (a sensor's ``NAME`` / ``PARENT_NAME``).
+            keep_literal: keep the marks of ``$`` that came from the environment (a ``<variable>`` value: it is
+                substituted again where it is used, and those ``$`` must stay literal there too).
         """
-        if "$" not in raw:
+        if "$" not in raw and LITERAL_DOLLAR not in raw:
             return raw
         variables: dict[str, str] | Mapping[str, str] = self.variables
         if node.file and not node.file.startswith("<"):
-            self.variables[CURRENT_DIR_VAR] = str(Path(node.file).resolve().parent)
+            self.variables[CURRENT_DIR_VAR] = self._directory_of(node.file)
         if extra:
             variables = {**self.variables, **extra}
         try:
-            return substitute_value(raw, variables, env=self.env, rng=self.rng, allow_shell=self.allow_shell)
+            return substitute_value(raw, variables, env=self.env, rng=self.rng, allow_shell=self.allow_shell,
+                                    max_length=self.limits.value_length, keep_literal=keep_literal)
         except SubstitutionError as e:
             line = node.attr_lines.get(attr, node.line) if attr else node.line
             if attr is None and e.offset >= 0:
@@ -108,11 +131,11 @@ class ParseContext:
         return self.value(node.value, node, extra=extra).strip()
 
     def attr(self, node: XmlNode, name: str, default: str | None = None, *,
-             extra: Mapping[str, str] | None = None) -> str | None:
+             extra: Mapping[str, str] | None = None, keep_literal: bool = False) -> str | None:
         """An attribute after value substitution, or ``default`` when absent."""
         if name not in node.attrs:
             return default
-        return self.value(node.attrs[name], node, attr=name, extra=extra).strip()
+        return self.value(node.attrs[name], node, attr=name, extra=extra, keep_literal=keep_literal).strip()
 
     def require_attr(self, node: XmlNode, name: str, *, extra: Mapping[str, str] | None = None) -> str:
         """A mandatory attribute; a clear error if missing or empty."""

@@ -28,7 +28,8 @@ Functions: sin cos tan asin acos atan atan2(y, x) sinh cosh tanh sqrt abs sgn mi
 trunc round (half away from zero, like C) exp log (natural) log2 log10 pow(a, b) hypot(a, b) deg2rad rad2deg
 if(c, a, b) (lazy, like the ternary), and the random functions rand() ~ U(0, 1), unifrnd(a, b) ~ U(a, b),
 randn() ~ N(0, 1) and randomize(seed) (reseeds the world's generator and returns 0), which all draw from the
-:class:`~mvsim_core.rng.WorldRandom` passed as ``rng``.
+:class:`~mvsim_core.rng.WorldRandom` passed as ``rng``. ``unifrnd(a, b)`` needs finite ``a <= b`` (and ``b - a``
+finite), ``randomize(seed)`` a finite seed >= 0; anything else is an :class:`ExpressionError`.
 
 Math follows IEEE / C semantics instead of raising: ``1/0 = inf``, ``0/0 = nan``, ``sqrt(-1) = nan``,
 ``log(0) = -inf``, ``pow(0, -1) = inf``, overflow gives ``±inf``; ``min``/``max`` behave like C++
@@ -202,10 +203,23 @@ def _randomize(rng: WorldRandom, seed: float) -> float:
     return 0.0
 
 
+def _unifrnd(rng: WorldRandom, lo: float, hi: float) -> float:
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise ExpressionError(f"unifrnd(a, b) needs finite bounds, got unifrnd({format_number(lo)}, "
+                              f"{format_number(hi)})")
+    if lo > hi:
+        raise ExpressionError(f"unifrnd(a, b) needs a <= b, got unifrnd({format_number(lo)}, {format_number(hi)}); "
+                              f"swap the bounds")
+    if not math.isfinite(hi - lo):
+        raise ExpressionError(f"unifrnd(a, b): the range b - a of unifrnd({format_number(lo)}, {format_number(hi)}) "
+                              f"overflows; keep it below 1.8e308")
+    return rng.uniform(lo, hi)
+
+
 # random functions: (implementation taking the generator first, argument count)
 _RANDOM: dict[str, tuple[Callable[..., float], int]] = {
     "rand": (lambda rng: rng.uniform(0.0, 1.0), 0),
-    "unifrnd": (lambda rng, a, b: rng.uniform(a, b), 2),
+    "unifrnd": (_unifrnd, 2),
     "randn": (lambda rng: rng.normal(0.0, 1.0), 0),
     "randomize": (_randomize, 1),
 }
@@ -438,7 +452,10 @@ class _Parser:
             if r is None:
                 raise ExpressionError(f"random function '{name}' needs the world's random generator", pos)
             values = [g(v, r) for g in fns]  # arguments first, then the draw: left-to-right order
-            return float(impl(r, *values))
+            try:
+                return float(impl(r, *values))
+            except ExpressionError as e:
+                raise ExpressionError(e.message, pos if e.position < 0 else e.position) from None
 
         return self.node(draw, tuple(args), pos)
 

@@ -11,24 +11,29 @@ value of its counter and every ``$f{rand()}`` inside draws afresh on each iterat
 * ``<for var="i" from="a" to="b">`` — inclusive integer range; for each child, for each value (child-major order,
   as upstream).
 * ``<if condition="c">`` — visits its children when ``c`` is true: yes/true/on (any case) or a non-zero integer.
+
+The walk is iterative (a stack of iterators, not Python recursion), so however deep ``<if>``, ``<for>`` and
+``<include>`` nest, no ``RecursionError`` can happen; what a load may expand into is bounded by the
+:class:`~mvsim_core.xml.limits.LoadBudget` of its :class:`~mvsim_core.xml.context.ParseContext` (``<for>``
+iterations of all loops together, include depth, number and size of included files, nesting depth, value length),
+each with a :class:`~mvsim_core.errors.WorldFileError` at the tag that goes over.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from mvsim_core.errors import WorldFileError
 from mvsim_core.xml.context import CURRENT_DIR_VAR, ParseContext
 from mvsim_core.xml.node import XmlNode
-from mvsim_core.xml.parser import parse_text, read_text_file
-from mvsim_core.xml.substitution import RETAINED, SubstitutionError, substitute_text
+from mvsim_core.xml.parser import decode_bytes, parse_text
+from mvsim_core.xml.substitution import RETAINED, SubstitutionError, ValueTooLong, substitute_text
 
 Handler = Callable[[XmlNode], None]
 
-MAX_INCLUDE_DEPTH = 32
-MAX_LOOP_ITERATIONS = 100_000
 _TRUE_WORDS = {"y", "yes", "true", "on"}
+_SHOWN_PATH = 200  # longest path quoted whole in a message (characters)
 
 
 def is_true_condition(text: str) -> bool:
@@ -46,46 +51,100 @@ def is_true_condition(text: str) -> bool:
         return f != 0.0 and f == f
 
 
+def shown_path(path: str | Path) -> str:
+    """``path`` for a message: whole when short, else its start and end around ``...``."""
+    s = str(path)
+    if len(s) <= _SHOWN_PATH:
+        return s
+    return f"{s[:120]}...{s[-60:]} ({len(s)} characters)"
+
+
+def _file_key(path: str | Path) -> str:
+    """The resolved path that identifies a file in an include chain (``path`` itself when it cannot be resolved)."""
+    try:
+        return str(Path(path).resolve())
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop
+        return str(path)
+
+
 def read_included(path: Path, node: XmlNode, ctx: ParseContext, *, retain: frozenset[str] = RETAINED,
-                  stack: tuple[str, ...] = ()) -> list[XmlNode]:
+                  stack: tuple[str, ...] = ()) -> tuple[str, list[XmlNode]]:
     """Read an included file: text substitution with the include's attributes, then lenient parse.
 
     Args:
         path: resolved file path.
         node: the ``<include>`` node (its attributes become variables; errors about the include point here).
-        ctx: parse context.
+        ctx: parse context (its budget counts the file and its characters).
         retain: variable names left untouched when undefined.
-        stack: resolved paths of the files currently being included (cycle detection).
+        stack: resolved paths of the files currently being included (cycle detection and include depth).
+
+    Returns:
+        The file's key in an include chain (its resolved path) and its root elements.
+
+    Raises:
+        WorldFileError: at the include (missing, unreadable or unusable path, cycle, a limit passed) or in the
+            included file (binary data, bad XML, substitution error).
     """
-    key = str(path.resolve()) if path.exists() else str(path)
-    if key in stack:
-        chain = " -> ".join(Path(p).name for p in (*stack[stack.index(key):], key))
-        raise ctx.error(node, f"include cycle: {chain}; remove one of these <include>s", attr="file")
-    if len(stack) >= MAX_INCLUDE_DEPTH:
-        raise ctx.error(node, f"includes nested deeper than {MAX_INCLUDE_DEPTH} levels", attr="file")
-    if not path.is_file():
-        raise ctx.error(node, f"included file not found: {path}", attr="file")
-    shown = str(path)
-    text = read_text_file(path, shown_as=shown)
+    shown = shown_path(path)
+    try:
+        key = str(path.resolve()) if path.exists() else str(path)
+        if key in stack:
+            chain = " -> ".join(Path(p).name for p in (*stack[stack.index(key):], key))
+            raise ctx.error(node, f"include cycle: {chain}; remove one of these <include>s", attr="file")
+        limits = ctx.limits
+        if len(stack) > limits.include_depth:
+            raise ctx.error(node, limits.message("include_depth", f"<include> nested {len(stack)} levels deep",
+                                                 "include levels"), attr="file")
+        if not path.is_file():
+            raise ctx.error(node, f"included file not found: {shown}", attr="file")
+        ctx.budget.charge_include(node.file, node.attr_lines.get("file", node.line))
+        size = path.stat().st_size
+        if size > ctx.budget.bytes_left():
+            raise ctx.error(node, ctx.budget.included_bytes_message(size), attr="file")
+        data = path.read_bytes()
+    except OSError as e:  # a name too long, a permission, a device error
+        reason = e.strerror or str(e)
+        raise ctx.error(node, f"cannot use included file {shown}: {reason}; check the file=\"...\" path",
+                        attr="file") from None
+    except RuntimeError as e:  # a symlink loop while resolving
+        raise ctx.error(node, f"cannot use included file {shown}: {e}", attr="file") from None
+    name = str(path)
+    text = decode_bytes(data, name)
     variables = dict(ctx.variables)
     for k, v in node.attrs.items():
         if k != "file":
             variables[k] = v
-    variables[CURRENT_DIR_VAR] = str(path.resolve().parent)
+    variables[CURRENT_DIR_VAR] = str(Path(key).parent)
     try:
-        text = substitute_text(text, variables, ctx.env, retain)
+        text = substitute_text(text, variables, ctx.env, retain, max_length=ctx.budget.bytes_left())
+    except ValueTooLong as e:
+        raise ctx.error(node, ctx.budget.included_bytes_message(e.length), attr="file") from None
     except SubstitutionError as e:
         if e.offset < 0:  # not tied to one place in the file: blame the include and its attributes
             raise ctx.error(node, e.message) from None
-        raise WorldFileError(shown, text.count("\n", 0, e.offset) + 1, e.message) from None
-    roots = parse_text(text, shown, warn=ctx.warn_at)
+        raise WorldFileError(name, text.count("\n", 0, e.offset) + 1, e.message) from None
+    ctx.budget.charge_bytes(len(text), node.file, node.attr_lines.get("file", node.line))
+    roots = parse_text(text, name, warn=ctx.warn_at, max_depth=ctx.limits.nesting_depth)
     if not roots:
-        raise WorldFileError(shown, 1, "included file holds no XML element")
-    return roots
+        raise WorldFileError(name, 1, "included file holds no XML element")
+    return key, roots
+
+
+def _define_variable(node: XmlNode, ctx: ParseContext) -> None:
+    name = ctx.require_attr(node, "name")
+    if "value" not in node.attrs:
+        raise ctx.error(node, f"<variable name=\"{name}\"> needs a value=\"...\" attribute")
+    ctx.variables[name] = ctx.attr(node, "value", keep_literal=True) or ""
+
+
+def _condition(node: XmlNode, ctx: ParseContext) -> bool:
+    if "condition" not in node.attrs:
+        raise ctx.error(node, "<if> needs a condition=\"...\" attribute")
+    return is_true_condition(ctx.attr(node, "condition") or "")
 
 
 class Walker:
-    """Visit nodes, expanding flow-control tags and dispatching the rest.
+    """Visit nodes, expanding flow-control tags and dispatching the rest (iteratively: see the module docstring).
 
     Args:
         ctx: parse context.
@@ -101,47 +160,51 @@ class Walker:
         self._stack: tuple[str, ...] = ()
 
     def walk(self, nodes: Iterable[XmlNode]) -> None:
-        for n in nodes:
-            self.visit(n)
+        """Visit ``nodes`` in order, and what flow control expands them into, depth first."""
+        frames: list[Iterator[XmlNode]] = [iter(nodes)]
+        flow = {"include": self._include, "for": self._for, "if": self._if}
+        try:
+            while frames:
+                node = next(frames[-1], None)
+                if node is None:
+                    frames.pop()
+                    continue
+                tag = node.tag
+                expand = flow.get(tag)
+                if expand is not None:
+                    frames.append(expand(node))
+                elif tag == "variable":
+                    _define_variable(node, self.ctx)
+                elif tag in self.handlers:
+                    self.handlers[tag](node)
+                else:
+                    self.on_unknown(node)
+        finally:
+            for f in reversed(frames):  # an error part-way: undo what open includes changed, innermost first
+                close = getattr(f, "close", None)
+                if close is not None:
+                    close()
 
     def visit(self, node: XmlNode) -> None:
-        tag = node.tag
-        if tag == "include":
-            self._include(node)
-        elif tag == "variable":
-            self._variable(node)
-        elif tag == "for":
-            self._for(node)
-        elif tag == "if":
-            self._if(node)
-        elif tag in self.handlers:
-            self.handlers[tag](node)
-        else:
-            self.on_unknown(node)
-
-    def _include(self, node: XmlNode) -> None:
-        ctx = self.ctx
-        path = ctx.resolve_path(ctx.require_attr(node, "file"), node)
-        roots = read_included(path, node, ctx, stack=self._stack)
-        saved = self._stack
-        self._stack = saved + (str(path.resolve()),)
-        try:
-            self.walk(roots)
-        finally:
-            self._stack = saved
+        """Visit one node (see :meth:`walk`)."""
+        self.walk((node,))
 
     def start_file(self, path: str | Path) -> None:
         """Record the top-level file, so that including it again is reported as a cycle."""
-        self._stack = (str(Path(path).resolve()),)
+        self._stack = (_file_key(path),)
 
-    def _variable(self, node: XmlNode) -> None:
+    def _include(self, node: XmlNode) -> Iterator[XmlNode]:
         ctx = self.ctx
-        name = ctx.require_attr(node, "name")
-        if "value" not in node.attrs:
-            raise ctx.error(node, f"<variable name=\"{name}\"> needs a value=\"...\" attribute")
-        ctx.variables[name] = ctx.attr(node, "value") or ""
+        path = ctx.resolve_path(ctx.require_attr(node, "file"), node)
+        key, roots = read_included(path, node, ctx, stack=self._stack)
+        saved = self._stack
+        self._stack = saved + (key,)
+        try:
+            yield from roots
+        finally:
+            self._stack = saved
 
-    def _for(self, node: XmlNode) -> None:
+    def _for(self, node: XmlNode) -> Iterator[XmlNode]:
         ctx = self.ctx
         var = ctx.require_attr(node, "var")
         bounds = []
@@ -150,24 +213,20 @@ class Walker:
             try:
                 bounds.append(int(raw, 10))
             except ValueError:
-                raise ctx.error(node, f"<for> bound {key}=\"{raw}\" is not an integer; loops count in whole "
+                raise ctx.error(node, f"<for> bound {key}=\"{raw[:40]}\" is not an integer; loops count in whole "
                                       f"numbers", attr=key) from None
         lo, hi = bounds
-        if hi - lo + 1 > MAX_LOOP_ITERATIONS:
-            raise ctx.error(node, f"<for> runs {hi - lo + 1} iterations; at most {MAX_LOOP_ITERATIONS} allowed")
-        if not node.children:
+        children = node.children
+        if not children:
             ctx.warn(node, "<for> loop has an empty body")
-        for child in node.children:  # child-major order, as upstream
+        ctx.budget.charge_loop(hi - lo + 1, len(children), node.file, node.line)
+        for child in children:  # child-major order, as upstream
             for i in range(lo, hi + 1):
                 ctx.variables[var] = str(i)
-                self.visit(child)
+                yield child
 
-    def _if(self, node: XmlNode) -> None:
-        ctx = self.ctx
-        if "condition" not in node.attrs:
-            raise ctx.error(node, "<if> needs a condition=\"...\" attribute")
-        if is_true_condition(ctx.attr(node, "condition") or ""):
-            self.walk(node.children)
+    def _if(self, node: XmlNode) -> Iterator[XmlNode]:
+        return iter(node.children) if _condition(node, self.ctx) else iter(())
 
 
 def expand_body(nodes: Iterable[XmlNode], ctx: ParseContext, *,
@@ -176,24 +235,25 @@ def expand_body(nodes: Iterable[XmlNode], ctx: ParseContext, *,
 
     ``<include>`` children are replaced by what they include (``NAME`` and ``PARENT_NAME`` stay unresolved for the
     sensors inside), ``<if>`` by its children when its condition holds, and ``<variable>`` is defined on the spot.
+    Iterative like :class:`Walker`, and charged to the same budget (each instance reads its class's includes again).
     """
     out: list[XmlNode] = []
-    for n in nodes:
-        if n.tag == "include":
-            here = stack or (str(Path(n.file).resolve()),)
+    frames: list[tuple[Iterator[XmlNode], tuple[str, ...]]] = [(iter(nodes), stack)]
+    while frames:
+        it, chain = frames[-1]
+        n = next(it, None)
+        if n is None:
+            frames.pop()
+        elif n.tag == "include":
+            here = chain or (_file_key(n.file),)
             path = ctx.resolve_path(ctx.require_attr(n, "file"), n)
-            roots = read_included(path, n, ctx, stack=here)
-            out.extend(expand_body(roots, ctx, stack=here + (str(path.resolve()),)))
+            key, roots = read_included(path, n, ctx, stack=here)
+            frames.append((iter(roots), here + (key,)))
         elif n.tag == "if":
-            if "condition" not in n.attrs:
-                raise ctx.error(n, "<if> needs a condition=\"...\" attribute")
-            if is_true_condition(ctx.attr(n, "condition") or ""):
-                out.extend(expand_body(n.children, ctx, stack=stack))
+            if _condition(n, ctx):
+                frames.append((iter(n.children), chain))
         elif n.tag == "variable":
-            name = ctx.require_attr(n, "name")
-            if "value" not in n.attrs:
-                raise ctx.error(n, f"<variable name=\"{name}\"> needs a value=\"...\" attribute")
-            ctx.variables[name] = ctx.attr(n, "value") or ""
+            _define_variable(n, ctx)
         else:
             out.append(n)
     return out
@@ -205,3 +265,4 @@ def expanded(node: XmlNode, ctx: ParseContext) -> XmlNode:
         return node
     return XmlNode(tag=node.tag, attrs=node.attrs, children=expand_body(node.children, ctx), text=node.text,
                    file=node.file, line=node.line, attr_lines=node.attr_lines)
+

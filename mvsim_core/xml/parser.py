@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from mvsim_core.errors import WorldFileError
+from mvsim_core.xml.limits import ENV_NAMES, LoadLimits
 from mvsim_core.xml.node import XmlNode
 
 __all__ = ["parse_text", "parse_file", "read_text_file"]
@@ -30,6 +31,7 @@ _ATTR = re.compile(r"\s*([^\s/>=<\"']+)\s*=\s*(?:\"([^\"]*)\"|'([^']*)')", re.S)
 _WS = re.compile(r"\s*")
 _ENTITY = re.compile(r"&(#x[0-9a-fA-F]+|#[0-9]+|lt|gt|amp|quot|apos);")
 _NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
+DEFAULT_MAX_DEPTH = LoadLimits().nesting_depth
 
 Warn = Callable[[str, int, str], None]
 
@@ -89,19 +91,24 @@ def decode_bytes(data: bytes, name: str) -> str:
         return data.decode("latin-1")
 
 
-def parse_file(path: str | Path, *, warn: Warn | None = None) -> list[XmlNode]:
+def parse_file(path: str | Path, *, warn: Warn | None = None, max_depth: int = DEFAULT_MAX_DEPTH) -> list[XmlNode]:
     """Parse a file; returns its root elements (see :func:`parse_text`)."""
     text = read_text_file(path)
-    return parse_text(text, str(path), warn=warn)
+    return parse_text(text, str(path), warn=warn, max_depth=max_depth)
 
 
-def parse_text(text: str, file: str = "<string>", *, warn: Warn | None = None) -> list[XmlNode]:
+def parse_text(text: str, file: str = "<string>", *, warn: Warn | None = None,
+               max_depth: int = DEFAULT_MAX_DEPTH) -> list[XmlNode]:
     """Parse XML text leniently and return the list of root elements.
+
+    The reader is iterative: however deep the document, no recursion limit is hit; an element nested more than
+    ``max_depth`` levels deep is refused (``MVSIM_MAX_NESTING_DEPTH``, :mod:`mvsim_core.xml.limits`).
 
     Args:
         text: the document.
         file: name used in error messages and stored in every node.
         warn: optional callback ``warn(file, line, message)`` for tolerated oddities.
+        max_depth: most levels of elements nested inside each other (a root element is level 1).
 
     Raises:
         WorldFileError: with the file and line of the problem.
@@ -214,6 +221,10 @@ def parse_text(text: str, file: str = "<string>", *, warn: Warn | None = None) -
                     msg = (f"malformed attribute in <{node.tag}> near '{rest}'; "
                            f"write attributes as name=\"value\"")
                 raise WorldFileError(file, bad_line, msg)
+            if len(stack) >= max_depth:
+                raise WorldFileError(file, start_line, f"<{node.tag}> is nested {len(stack) + 1} elements deep: more "
+                                                       f"than the limit of {max_depth} levels; set the environment "
+                                                       f"variable {ENV_NAMES['nesting_depth']} to raise it")
             if stack:
                 stack[-1].children.append(node)
             else:

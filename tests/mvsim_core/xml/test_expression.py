@@ -654,3 +654,25 @@ def _names(node: tuple) -> set[str]:
         return set()
     children = node[2] if node[0] == "call" else [c for c in node[1:] if isinstance(c, tuple)]
     return set().union(*(_names(c) for c in children))
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("unifrnd(1, 0)", "unifrnd(a, b) needs a <= b, got unifrnd(1, 0); swap the bounds"),
+    ("unifrnd(0, 1/0)", "unifrnd(a, b) needs finite bounds, got unifrnd(0, inf)"),
+    ("unifrnd(0/0, 1)", "unifrnd(a, b) needs finite bounds, got unifrnd(nan, 1)"),
+    ("unifrnd(-1e308, 1e308)", "unifrnd(a, b): the range b - a of unifrnd(-1e+308, 1e+308) overflows; keep it "
+                               "below 1.8e308"),
+    ("randomize(1/0)", "randomize() needs a finite non-negative seed, got inf"),
+])
+def test_random_functions_refuse_bad_arguments(text: str, message: str) -> None:
+    """numpy used to raise ValueError / OverflowError out of the evaluator (unifrnd(1, 0), a range over 1.8e308)."""
+    with pytest.raises(ExpressionError) as info:
+        evaluate("2 * " + text, rng=WorldRandom(0))
+    assert (info.value.message, info.value.position) == (message, 4)
+
+
+def test_random_functions_at_the_edges_of_their_domain() -> None:
+    assert evaluate("unifrnd(5, 5)", rng=WorldRandom(0)) == 5.0
+    assert -1e300 <= evaluate("unifrnd(-1e300, 1e300)", rng=WorldRandom(0)) <= 1e300
+    rng = WorldRandom(0)
+    assert evaluate("randomize(1e308)", rng=rng) == 0.0 and rng.seed == int(1e308)

@@ -84,3 +84,26 @@ def test_rand_draws_per_iteration_and_randomize(tmp_path):
     xs = [w.blocks[f"r{i}"].pose[0] for i in (1, 2, 3)]
     assert len(set(xs)) == 3 and all(0 <= x < 1 for x in xs)
     assert w.blocks["s1"].pose[0] == w.blocks["s2"].pose[0]
+
+
+def test_include_path_the_system_cannot_use_is_a_world_file_error(tmp_path):
+    """A name too long for the file system used to end in a raw OSError (ENAMETOOLONG)."""
+    long_name = "a" * 5000 + ".xml"
+    with pytest.raises(mv.WorldFileError) as ei:
+        load(tmp_path, f'<include\n file="{long_name}"/>')
+    shown = f"{tmp_path}/{'a' * (120 - len(str(tmp_path)) - 1)}...{'a' * 56}.xml ({len(str(tmp_path)) + 5005} " \
+            f"characters)"
+    assert (ei.value.file, ei.value.line) == (str(tmp_path / "w.xml"), 3)
+    assert ei.value.message == f'cannot use included file {shown}: File name too long; check the file="..." path'
+    with pytest.raises(mv.WorldFileError) as ei:  # the same inside an object body
+        load(tmp_path, f'<block name="b">\n<init_pose>0 0 0</init_pose>\n<include file="{"d/" * 3000}x.xml"/>'
+                       f'\n</block>')
+    assert ei.value.line == 4 and ei.value.message.endswith(': File name too long; check the file="..." path')
+
+
+def test_include_of_a_directory_or_a_device_is_not_found(tmp_path):
+    (tmp_path / "dir.xml").mkdir()
+    for target, shown in (("dir.xml", str(tmp_path / "dir.xml")), ("/dev/zero", "/dev/zero")):
+        with pytest.raises(mv.WorldFileError) as ei:
+            load(tmp_path, f'<include file="{target}"/>')
+        assert (ei.value.line, ei.value.message) == (2, f"included file not found: {shown}")

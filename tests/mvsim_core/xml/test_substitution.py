@@ -89,3 +89,61 @@ def test_math_error_is_reported_with_expression():
     with pytest.raises(SubstitutionError) as ei:
         sv("$f{1 + }")
     assert "in $f{1 + }" in ei.value.message
+
+
+@pytest.mark.parametrize(("expr", "variables", "shown"), [("2^2000", {}, "inf"), ("0/0", {}, "nan"),
+                                                          ("-1/0", {}, "-inf"), ("X * 2", {"X": "1e999"}, "inf")])
+def test_math_result_must_be_finite(expr, variables, shown):
+    with pytest.raises(SubstitutionError) as ei:
+        sv(f"a $f{{{expr}}}", variables)
+    assert ei.value.message == (f"in $f{{{expr}}}: the result is {shown}; a $f{{}} value must be a finite number "
+                                f"(look for a division by zero, an overflow such as 2^2000, or a variable that is "
+                                f"inf or nan)")
+    assert ei.value.offset == 2
+    assert sv("$f{1/(2^2000)}") == "0"  # huge intermediate values are fine when the result is finite
+
+
+def test_expression_errors_in_a_world_file_have_file_and_line(tmp_path):
+    import mvsim_core as mv
+
+    (tmp_path / "w.xml").write_text('<mvsim_world version="1.0">\n<variable name="a" value="1"/>\n'
+                                    '<gravity>$f{unifrnd(1, 0)}</gravity>\n</mvsim_world>\n')
+    with pytest.raises(mv.WorldFileError) as ei:
+        mv.load_world(tmp_path / "w.xml", env={})
+    assert str(ei.value) == (f"{tmp_path / 'w.xml'}:3: in $f{{unifrnd(1, 0)}}: unifrnd(a, b) needs a <= b, got "
+                             f"unifrnd(1, 0); swap the bounds at position 0")
+
+
+def _follow(tmp_path, body, files, env):
+    import mvsim_core as mv
+
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "w.xml").write_text(f'<mvsim_world version="1.0">\n{body}\n</mvsim_world>\n')
+    return mv.load_world(tmp_path / "w.xml", env=env, allow_shell=True).gui.follow_vehicle
+
+
+def test_env_values_reached_by_text_substitution_are_literal(tmp_path):
+    """${NAME} in an included file falls back to the environment: that value is literal too, through parsing and
+    value substitution, even with the shell allowed (a $(cmd) in it used to run)."""
+    marker = tmp_path / "ran"
+    env = {"EVIL": f"$(touch {marker})", "V": "${X}/$f{1+1}/$env{EVIL}"}
+    inc = {"gui.xml": "<gui><follow_vehicle>${EVIL} ${V}</follow_vehicle></gui>"}
+    got = _follow(tmp_path, '<variable name="X" value="1"/>\n<include file="gui.xml"/>', inc, env)
+    assert got == f"$(touch {marker}) ${{X}}/$f{{1+1}}/$env{{EVIL}}"
+    assert not marker.exists()
+    assert substitute_text("a ${E} b", {}, {"E": "$x"}) == "a \x00x b"  # the mark a value turns back into '$'
+
+
+def test_env_values_stay_literal_through_variables_and_include_attributes(tmp_path):
+    marker = tmp_path / "ran"
+    env = {"EVIL": f"$(touch {marker})"}
+    got = _follow(tmp_path, '<variable name="X" value="[$env{EVIL}]"/>\n'
+                            '<gui><follow_vehicle>${X}</follow_vehicle></gui>', {}, env)
+    assert got == f"[$(touch {marker})]"
+    got = _follow(tmp_path, '<variable name="X" value="$env{EVIL}"/>\n<include file="g.xml" t="${X}"/>',
+                  {"g.xml": "<gui><follow_vehicle>${t}|${X}</follow_vehicle></gui>"}, env)
+    assert got == f"$(touch {marker})|$(touch {marker})"
+    assert not marker.exists()
+    # an ordinary $(cmd) written in the file still runs when allowed
+    assert _follow(tmp_path, "<gui><follow_vehicle>$(echo ok)</follow_vehicle></gui>", {}, {}) == "ok"

@@ -1,0 +1,212 @@
+"""Bounded expansion: the limits of one load (loop iterations, value length, includes, nesting), each a
+WorldFileError at the tag that goes over, naming the limit and how to raise it; and no RecursionError however deep
+flow control nests."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+import mvsim_core as mv
+from mvsim_core.xml.limits import ENV_NAMES, LoadBudget, LoadLimits
+
+HOW = "set the environment variable {} to raise it"
+
+
+def world(tmp_path, body, name="w.xml", **files):
+    for fname, text in files.items():
+        (tmp_path / fname).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / fname).write_text(text)
+    path = tmp_path / name
+    path.write_text(f'<mvsim_world version="1.0">\n{body}\n</mvsim_world>\n')
+    return path
+
+
+def load_error(path, **kw):
+    with pytest.raises(mv.WorldFileError) as ei:
+        mv.load_world(path, env=kw.pop("env", {}), **kw)
+    return ei.value
+
+
+def test_defaults_and_environment_overrides():
+    d = LoadLimits()
+    assert (d.loop_iterations, d.value_length, d.include_depth, d.included_files, d.included_bytes,
+            d.nesting_depth) == (100_000, 1_000_000, 32, 10_000, 16 << 20, 1000)
+    env = {v: str(i + 2) for i, v in enumerate(ENV_NAMES.values())}
+    got = LoadLimits.from_env(env)
+    assert [getattr(got, k) for k in ENV_NAMES] == [2, 3, 4, 5, 6, 7]
+    assert LoadLimits.from_env({"MVSIM_MAX_LOOP_ITERATIONS": " 1_000_000 "}).loop_iterations == 1_000_000
+    assert LoadLimits.from_env({"MVSIM_MAX_LOOP_ITERATIONS": ""}) == d  # empty: unset
+
+
+@pytest.mark.parametrize("raw", ["abc", "0", "-5", "1.5"])
+def test_bad_environment_value_is_one_clear_error(raw):
+    with pytest.raises(mv.WorldFileError) as ei:
+        LoadLimits.from_env({"MVSIM_MAX_VALUE_LENGTH": raw})
+    assert str(ei.value) == (f"environment variable MVSIM_MAX_VALUE_LENGTH={raw!r} is not a positive integer; "
+                             f"unset it or give a whole number of at least 1")
+    with pytest.raises(ValueError, match="LoadLimits.nesting_depth must be a positive integer, got 0"):
+        LoadLimits(nesting_depth=0)
+
+
+def test_forty_nested_two_iteration_loops_stop_at_the_global_budget(tmp_path):
+    """2^40 iterations used to run forever: the budget counts every iteration of every loop in the load."""
+    body = "\n".join(f'<for var="v{i}" from="1" to="2">' for i in range(40)) + '\n<variable name="x" value="1"/>\n'
+    path = world(tmp_path, body + "</for>" * 40)
+    t = time.perf_counter()
+    e = load_error(path)
+    assert time.perf_counter() - t < 10
+    # depth first, each loop entered costs 2: the one entered when 100000 are spent goes over (the 39th level's,
+    # line 40, at that moment of the walk)
+    assert (e.file, e.line) == (str(path), 40)
+    assert e.message == ("<for> runs 2 iterations after 100000 in this load: more than the limit of 100000 loop "
+                         "iterations per load; " + HOW.format("MVSIM_MAX_LOOP_ITERATIONS"))
+
+
+def test_two_nested_100000_loops_stop_after_the_first_inner_one(tmp_path):
+    path = world(tmp_path, '<for var="i" from="1" to="100000">\n'
+                           '  <for var="j" from="1" to="100000"><variable name="x" value="${j}"/></for>\n</for>')
+    e = load_error(path)
+    assert (e.line, e.message) == (3, "<for> runs 100000 iterations after 100000 in this load: more than the "
+                                      "limit of 100000 loop iterations per load; "
+                                      + HOW.format("MVSIM_MAX_LOOP_ITERATIONS"))
+
+
+def test_one_huge_loop_and_loops_over_several_elements(tmp_path):
+    e = load_error(world(tmp_path, '<for var="i" from="0" to="999999999999">\n<variable name="x" value="1"/></for>'))
+    assert e.line == 2 and e.message.startswith("<for> runs 1000000000000 iterations: more than the limit of "
+                                                "100000 loop iterations per load")
+    # the cost of a loop is iterations x elements of its body (what the walker visits)
+    body = '<for var="i" from="1" to="40000">\n<variable name="a" value="1"/>\n<variable name="b" value="2"/>' \
+           '\n<variable name="c" value="3"/></for>'
+    e = load_error(world(tmp_path, body))
+    assert e.message.startswith("<for> runs 40000 iterations of 3 elements (120000 in all): more than the limit")
+
+
+def test_loop_budget_raised_by_environment_or_argument(tmp_path):
+    path = world(tmp_path, '<for var="i" from="1" to="30">\n<for var="j" from="1" to="40">'
+                           '<variable name="x" value="${i}"/></for></for>\n<gravity>${x}</gravity>')
+    assert mv.load_world(path, env={}).params["gravity"] == 30.0  # 30 + 30 * 40 = 1230 visits
+    assert mv.load_world(path, env={"MVSIM_MAX_LOOP_ITERATIONS": "1230"}).params["gravity"] == 30.0
+    e = load_error(path, env={"MVSIM_MAX_LOOP_ITERATIONS": "1229"})
+    assert e.line == 3 and e.message.startswith("<for> runs 40 iterations after 1190 in this load: more than the "
+                                                "limit of 1229 loop iterations per load")
+    e = load_error(path, env={"MVSIM_MAX_LOOP_ITERATIONS": "100000"}, limits=LoadLimits(loop_iterations=29))
+    assert e.line == 2 and e.message.startswith("<for> runs 30 iterations: more than the limit of 29")  # limits=
+
+
+def test_variable_doubling_chain_stops_at_the_value_length_limit(tmp_path):
+    """40 doublings used to pass 2 GB; the 17th reaches 2^20 characters, more than 1 000 000."""
+    lines = ['<variable name="a0" value="abcdefghijklmnop"/>']
+    lines += [f'<variable name="a{i}" value="${{a{i - 1}}}${{a{i - 1}}}"/>' for i in range(1, 41)]
+    path = world(tmp_path, "\n".join(lines))
+    e = load_error(path)
+    assert (e.file, e.line) == (str(path), 18)  # the <variable name="a16">
+    assert e.message == ("substituted value reaches 1048576 characters: more than the limit of 1000000 characters "
+                         "per value; " + HOW.format("MVSIM_MAX_VALUE_LENGTH"))
+    e = load_error(path, env={"MVSIM_MAX_VALUE_LENGTH": "3000000"})
+    assert e.line == 20 and "reaches 4194304 characters: more than the limit of 3000000" in e.message
+
+
+def test_one_pass_with_many_references_is_bounded_before_it_is_built(tmp_path):
+    big = "x" * 600_000
+    path = world(tmp_path, f'<variable name="b" value="{big}"/>\n<variable name="c" value="{"${b}" * 1000}"/>')
+    e = load_error(path)
+    assert e.line == 3
+    assert e.message.startswith("substituted value reaches 1200000 characters: more than the limit of 1000000")
+
+
+def test_include_depth(tmp_path):
+    files = {f"i{k}.xml": f'<include file="i{k + 1}.xml"/>' for k in range(40)}
+    files["i40.xml"] = '<gravity>2</gravity>'
+    path = world(tmp_path, '<include file="i0.xml"/>', **files)
+    e = load_error(path)
+    # the top file and i0..i31 are open: the include in i31.xml would be the 33rd level
+    assert (e.file, e.line) == (str(tmp_path / "i31.xml"), 1)
+    assert e.message == ("<include> nested 33 levels deep: more than the limit of 32 include levels; "
+                         + HOW.format("MVSIM_MAX_INCLUDE_DEPTH"))
+    assert mv.load_world(path, env={"MVSIM_MAX_INCLUDE_DEPTH": "41"}).params["gravity"] == 2.0
+
+
+def test_include_depth_inside_an_object_body(tmp_path):
+    """expand_body (vehicle, block, actor bodies) follows the same include limits."""
+    files = {f"b{k}.xml": f'<include file="b{k + 1}.xml"/>' for k in range(5)}
+    files["b5.xml"] = "<zmax>0.5</zmax>"
+    path = world(tmp_path, '<block name="q">\n<init_pose>0 0 0</init_pose>\n<include file="b0.xml"/>\n</block>',
+                 **files)
+    assert mv.load_world(path, env={}).blocks["q"].zmax == 0.5
+    e = load_error(path, env={"MVSIM_MAX_INCLUDE_DEPTH": "3"})
+    assert (e.file, e.line) == (str(tmp_path / "b2.xml"), 1)
+    assert e.message.startswith("<include> nested 4 levels deep: more than the limit of 3 include levels")
+
+
+def test_included_files_and_bytes_per_load(tmp_path):
+    """Counted over the whole load: a class body read per instance reads its includes again."""
+    body = ('<block:class name="c">\n<include file="part.xml"/>\n</block:class>\n'
+            + "\n".join(f'<block name="b{i}" class="c"><init_pose>{i} 0 0</init_pose></block>' for i in range(6)))
+    path = world(tmp_path, body, **{"part.xml": "<zmax>0.25</zmax>" + " " * 983})  # 1000 characters
+    assert [b.zmax for b in mv.load_world(path, env={}).blocks.values()] == [0.25] * 6
+    e = load_error(path, env={"MVSIM_MAX_INCLUDED_FILES": "5"})
+    assert (e.line, e.message) == (3, "<include> number 6 in this load: more than the limit of 5 included files "
+                                      "per load; " + HOW.format("MVSIM_MAX_INCLUDED_FILES"))
+    e = load_error(path, env={"MVSIM_MAX_INCLUDED_BYTES": "4500"})
+    assert (e.line, e.message) == (3, "included text of 1000 characters after 4000 in this load: more than the "
+                                      "limit of 4500 characters of included text per load; "
+                                      + HOW.format("MVSIM_MAX_INCLUDED_BYTES"))
+
+
+def test_included_text_growing_by_substitution_is_bounded(tmp_path):
+    path = world(tmp_path, '<variable name="v" value="' + "y" * 100_000 + '"/>\n<include file="grow.xml"/>',
+                 **{"grow.xml": "<gravity>1</gravity><!-- " + "${v}" * 200 + " -->"})
+    e = load_error(path)
+    assert (e.line, e.message) == (3, "included text of 16800025 characters: more than the limit of 16777216 "
+                                      "characters of included text per load; "
+                                      + HOW.format("MVSIM_MAX_INCLUDED_BYTES"))
+
+
+def test_nesting_depth_is_a_clear_error_and_deep_flow_control_needs_no_recursion(tmp_path):
+    body = '<if condition="1">' * 1000 + "\n<gravity>3</gravity>" + "</if>" * 1000
+    path = world(tmp_path, body)
+    e = load_error(path)  # <mvsim_world> is level 1: the 1000th <if> is level 1001
+    assert (e.line, e.message) == (2, "<if> is nested 1001 elements deep: more than the limit of 1000 levels; "
+                                      + HOW.format("MVSIM_MAX_NESTING_DEPTH"))
+    deep = world(tmp_path, '<if condition="1"><for var="i" from="1" to="1">' * 2500 + "\n<gravity>3</gravity>"
+                 + "</for></if>" * 2500, name="deep.xml")
+    w = mv.load_world(deep, env={"MVSIM_MAX_NESTING_DEPTH": "6000"})  # 5000 levels of flow control: iterative
+    assert w.params["gravity"] == 3.0
+
+
+def test_deep_if_nesting_inside_a_vehicle_body(tmp_path):
+    path = world(tmp_path, '<vehicle name="v"><dynamics class="differential"/>\n' + '<if condition="yes">' * 3000
+                 + "<init_pose>1 2 0</init_pose>" + "</if>" * 3000 + "\n</vehicle>")
+    w = mv.load_world(path, env={"MVSIM_MAX_NESTING_DEPTH": "4000"})
+    assert w.vehicles["v"].pose[:2] == (1.0, 2.0)
+
+
+def test_a_spawn_request_has_its_own_budget(tmp_path):
+    w = mv.load_world(world(tmp_path, '<for var="i" from="1" to="60000"><variable name="x" value="1"/></for>'),
+                      env={})
+    req = '<for var="i" from="1" to="60000">\n<variable name="y" value="1"/></for>\n<block name="s">' \
+          '<init_pose>0 0 0</init_pose></block>'
+    assert w.spawn(req).name == "s"
+    with pytest.raises(mv.WorldFileError) as ei:
+        w.spawn('<for var="i" from="1" to="1">\n<for var="j" from="1" to="200000"/></for>')
+    assert ei.value.line == 2 and ei.value.message.startswith("<for> runs 200000 iterations after 1 in this load")
+
+
+def test_budget_counts():
+    b = LoadBudget(LoadLimits(loop_iterations=10, included_files=2, included_bytes=100))
+    b.charge_loop(4, 2, "f", 1)
+    b.charge_loop(-3, 5, "f", 2)  # an empty range costs nothing
+    assert b.loop_iterations == 8
+    with pytest.raises(mv.WorldFileError, match="^f:3: <for> runs 3 iterations after 8 in this load"):
+        b.charge_loop(3, 1, "f", 3)
+    b.charge_include("f", 4)
+    b.charge_include("f", 5)
+    with pytest.raises(mv.WorldFileError, match="^f:6: <include> number 3 in this load"):
+        b.charge_include("f", 6)
+    b.charge_bytes(60, "f", 7)
+    assert b.bytes_left() == 40
+    with pytest.raises(mv.WorldFileError, match="^f:8: included text of 41 characters after 60 in this load"):
+        b.charge_bytes(41, "f", 8)
