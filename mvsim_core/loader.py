@@ -130,9 +130,40 @@ def parse_object(world: World, xml: str, *, name: str | None = None, pose: tuple
     loader = _SpawnLoader(ctx, src, world, name, pose, default_pose)
     loader.walker.walk(roots)
     obj = loader.result(shown)
+    _check_grid_reach(world.elements, [obj])
     world.warnings.extend(w for w in ctx.warnings if w not in world.warnings)
     world.missing_assets.update(ctx.missing_assets)
     return obj
+
+
+def _check_grid_reach(elements: list[Any], objects: list[SimObject]) -> None:
+    """Refuse a moving object (vehicle, dynamic block) whose collision neighbourhood on an occupancy grid would
+    take more memory than the budget (:func:`~mvsim_core.dynamics.grid_obstacles.stencil_bytes`): a huge body, or a
+    grid of tiny cells. The error is at the object."""
+    from mvsim_core.dynamics.fixtures import body_radius
+    from mvsim_core.dynamics.grid_obstacles import stencil_bytes
+    from mvsim_core.elements.occupancy_grid import OccupancyGrid
+    from mvsim_core.memory_budget import budget_message, over_budget
+    from mvsim_core.objects.block import Block
+    from mvsim_core.objects.vehicles.base import Vehicle
+
+    grids = [e for e in elements if isinstance(e, OccupancyGrid)]
+    if not grids:
+        return
+    for obj in objects:
+        if isinstance(obj, Vehicle):
+            what, radius = "vehicle", body_radius(obj.chassis.footprint, obj.wheels)
+        elif isinstance(obj, Block) and not obj.is_static and not obj.is_intangible:
+            what, radius = "block", body_radius(obj.footprint)
+        else:
+            continue
+        for g in grids:
+            need = stencil_bytes(radius, g.grid.resolution)
+            if over_budget(need, 1) and obj.node is not None:
+                raise WorldFileError(obj.node.file, obj.node.line, budget_message(
+                    f"{what} '{obj.name}' (reaching {radius:.3g} m from its reference point) on the occupancy grid "
+                    f"at {g.node.where()} ({g.grid.resolution:g} m cells): searching the cells around it for "
+                    f"collisions", need, 1, "use a coarser grid resolution or a smaller object"))
 
 
 class _Loader:
@@ -165,6 +196,7 @@ class _Loader:
         w.warnings = self.ctx.warnings
         w.missing_assets = self.ctx.missing_assets
         dt = float(w.params["simul_timestep"])
+        _check_grid_reach(w.elements, [*w.vehicles.values(), *w.blocks.values()])
         periods = [s.period for v in w.vehicles.values() for s in v.sensors.values()]
         if dt > 0 and periods and dt > min(periods) + 1e-12:
             self.ctx.warn(w.params.where.get("simul_timestep"),

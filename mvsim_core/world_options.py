@@ -16,12 +16,17 @@ sensor period that would make the automatic step shorter, is a :class:`~mvsim_co
 Box2D and the wheel models gain nothing below it, and 10 000 steps per simulated second is already ~100x slower than
 real time."""
 
+MAX_TIMESTEP = 1.0
+"""Longest physics step a world file may ask for (s): vehicles cross metres per step beyond it, and contacts and
+controllers are meaningless."""
+
 WORLD_PARAMS: tuple[Param, ...] = (
-    Param("simul_timestep", Kind.FLOAT, 0.0, "s", min=0.0,
+    Param("simul_timestep", Kind.FLOAT, 0.0, "s", min=0.0, max=MAX_TIMESTEP,
           doc="fixed physics step; 0 = automatic: min(5 ms, shortest sensor period); otherwise >= MIN_TIMESTEP"),
-    Param("gravity", Kind.FLOAT, 9.81, "m/s^2", min=0.0),
-    Param("b2d_vel_iters", Kind.INT, 8, min=1, doc="Box2D velocity iterations"),
-    Param("b2d_pos_iters", Kind.INT, 3, min=1, doc="Box2D position iterations"),
+    Param("gravity", Kind.FLOAT, 9.81, "m/s^2", positive=True, max=1000.0,
+          doc="the wheels' load and friction depend on it (> 0)"),
+    Param("b2d_vel_iters", Kind.INT, 8, min=1, max=1000, doc="Box2D velocity iterations"),
+    Param("b2d_pos_iters", Kind.INT, 3, min=1, max=1000, doc="Box2D position iterations"),
     Param("collision_threshold", Kind.FLOAT, 0.03, "m", min=0.0),
     Param("server_address", Kind.STRING, "localhost"),
     Param("joystick_enabled", Kind.BOOL, False),

@@ -15,8 +15,8 @@ What is built (:class:`Bodies`):
   ``lateral_friction``, restitution and damping from the block. Ground friction of dynamic blocks: two
   ``b2FrictionJoint`` to the ground body at block-frame (±maxRadius, 0), each ``maxForce = mu * m * g / 2``,
   ``maxTorque = 0`` (maxRadius = largest distance of a footprint vertex from the block origin).
-* vertical planes: one static body each, a fixture per :meth:`VerticalPlane.collision_pieces` piece (restitution
-  0.01, Box2D's default friction 0.2, as upstream).
+* vertical planes: one static body per :meth:`VerticalPlane.collision_pieces` piece, at the piece's centre
+  (restitution 0.01, Box2D's default friction 0.2, as upstream).
 * joints (``collideConnected = False``): ``distance``/``rope`` with ``stiffness == 0`` -> ``b2RopeJoint``
   (``maxLength = max_length``); with ``stiffness > 0`` (Box2D 2.4's N/m and N·s/m, which this Box2D 2.3 binding
   lacks) -> a soft ``b2DistanceJoint`` of rest length ``max_length`` whose frequency and damping ratio give the same
@@ -27,7 +27,7 @@ What is built (:class:`Bodies`):
 * occupancy grids: one static body per grid, holding a square fixture per occupied cell near a moving body
   (:meth:`Bodies.update_grid_obstacles`, :mod:`.grid_obstacles`).
 
-Polygons become one or more convex fixtures (:mod:`.convex_pieces`).
+Polygons become one or more convex fixtures (:mod:`.convex_pieces`); fixtures are made by :mod:`.fixtures`.
 
 Batched state access (:meth:`Bodies.read_states`, :meth:`Bodies.apply`, :meth:`Bodies.set_velocities`) goes through a
 raw view of the ``b2Body`` structs when their layout is the expected one (:mod:`.box2d_raw`, with timings;
@@ -69,10 +69,9 @@ from mvsim_core.dynamics.box2d_raw import (
     read_raw_states,
 )
 from mvsim_core.dynamics.collision_flags import collision_flags_api, collision_flags_raw, raw_contacts_ok
-from mvsim_core.dynamics.convex_pieces import convex_pieces
+from mvsim_core.dynamics.fixtures import add_polygon, body_radius, wheel_fixture
 from mvsim_core.dynamics.grid_obstacles import GridObstacles
 from mvsim_core.errors import MvsimError
-from mvsim_core.geometry.polygons import signed_area
 
 if TYPE_CHECKING:
     from mvsim_core.objects.block import Block
@@ -84,30 +83,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("mvsim_core.dynamics")
 
 CHASSIS_FRICTION, CHASSIS_RESTITUTION = 0.0, 0.01
-WHEEL_FRICTION, WHEEL_RESTITUTION = 0.5, 0.05
 PLANE_FRICTION, PLANE_RESTITUTION = 0.2, 0.01
 WHEEL_YAW_TOLERANCE = 1e-3
 """rad: :meth:`Bodies.set_wheel_yaws` rebuilds a wheel box only when its yaw moved more than this."""
-
-
-# ---------------------------------------------------------------------------------------------------- fixtures
-def _add_polygon(body: Any, poly: np.ndarray, *, mass: float | None, friction: float, restitution: float,
-                 user_data: str | None = None) -> list[Any]:
-    """Fixtures for ``poly`` (body frame, m) on ``body``; ``mass`` (kg) spread over their area, None = static."""
-    pieces = convex_pieces(poly)
-    total = sum(signed_area(q) for q in pieces)
-    density = 0.0 if mass is None else float(mass) / total
-    out = []
-    for q in pieces:
-        try:
-            f = body.CreatePolygonFixture(vertices=[(float(a), float(b)) for a, b in q], density=density,
-                                          friction=float(friction), restitution=float(restitution))
-        except AssertionError:  # Box2D rejects a sliver; its area is negligible
-            log.debug("Box2D rejected a polygon piece %s", q.tolist())
-            continue
-        f.userData = user_data
-        out.append(f)
-    return out
 
 
 @dataclass
@@ -156,7 +134,7 @@ class Bodies:
         ground: static body without fixtures (anchor of the blocks' friction joints).
         vehicle_bodies: vehicle name -> dynamic body (origin = vehicle reference point).
         block_bodies: block name -> body (static for static blocks and walls); intangible blocks have none.
-        plane_bodies: one static body per vertical plane, in element order.
+        plane_bodies: one static body per solid piece of each vertical plane, in element order.
         joints: the Box2D joints made from the world's ``<joint>`` s (a stiff distance joint gives two).
         friction_joints: dynamic block name -> its two ground friction joints.
         grids: the occupancy grids' obstacle state, in element order.
@@ -203,11 +181,14 @@ class Bodies:
                 self._build_block(b)
         for el in world.elements:
             if isinstance(el, VerticalPlane):
-                body = self.b2world.CreateStaticBody(position=(0.0, 0.0))
                 for piece in el.collision_pieces():
-                    _add_polygon(body, piece.polygon, mass=None, friction=PLANE_FRICTION,
-                                 restitution=PLANE_RESTITUTION)
-                self.plane_bodies.append(body)
+                    # each piece on its own body, about its centre: Box2D computes polygons in float32, and a piece
+                    # far from its body's origin has no area there
+                    centre = piece.polygon.mean(axis=0)
+                    body = self.b2world.CreateStaticBody(position=(float(centre[0]), float(centre[1])))
+                    add_polygon(body, piece.polygon - centre, mass=None, friction=PLANE_FRICTION,
+                                restitution=PLANE_RESTITUTION)
+                    self.plane_bodies.append(body)
         for j in world.joints:
             self._build_joint(j)
 
@@ -247,28 +228,16 @@ class Bodies:
                                               angularDamping=float(ch.angular_damping))
         body.userData = v.name
         fp = np.asarray(ch.footprint, dtype=np.float64).reshape(-1, 2)
-        _add_polygon(body, fp, mass=ch.mass, friction=CHASSIS_FRICTION, restitution=CHASSIS_RESTITUTION,
-                     user_data="chassis")
+        add_polygon(body, fp, mass=ch.mass, friction=CHASSIS_FRICTION, restitution=CHASSIS_RESTITUTION,
+                    user_data="chassis")
         wheels = list(v.wheels)
         yaws = np.array([w.yaw for w in wheels], dtype=np.float64)
         self._wheels[v.name] = wheels
-        self._wheel_fixtures[v.name] = [self._wheel_fixture(body, w, float(w.yaw)) for w in wheels]
+        self._wheel_fixtures[v.name] = [wheel_fixture(body, w, float(w.yaw)) for w in wheels]
         self._wheel_yaws[v.name] = yaws
-        r = [float(np.hypot(fp[:, 0], fp[:, 1]).max())] if len(fp) else [0.0]
-        for w in wheels:
-            corners = _wheel_box(w, w.yaw)
-            r.append(float(np.hypot(corners[:, 0], corners[:, 1]).max()))
-        self.max_radius[v.name] = max(r)
+        self.max_radius[v.name] = body_radius(fp, wheels)
         self.vehicle_bodies[v.name] = body
         self._set_initial_velocity(body, v.sim.init_vel, yaw)
-
-    @staticmethod
-    def _wheel_fixture(body: Any, w: Wheel, yaw: float) -> Any:
-        f = body.CreatePolygonFixture(box=(0.5 * w.diameter, 0.5 * w.width, (float(w.x), float(w.y)), yaw),
-                                      density=float(w.mass) / (w.diameter * w.width), friction=WHEEL_FRICTION,
-                                      restitution=WHEEL_RESTITUTION)
-        f.userData = w.name
-        return f
 
     def _build_block(self, b: Block) -> None:
         x, y, _, yaw, _, _ = b.sim.pose
@@ -283,9 +252,9 @@ class Bodies:
                                                   angularDamping=float(prm["angular_damping"]))
             mass = float(prm["mass"])
         body.userData = b.name
-        _add_polygon(body, fp, mass=mass, friction=float(prm["lateral_friction"]),
-                     restitution=float(prm["restitution"]))
-        max_r = float(np.hypot(fp[:, 0], fp[:, 1]).max()) if len(fp) else 0.0
+        add_polygon(body, fp, mass=mass, friction=float(prm["lateral_friction"]),
+                    restitution=float(prm["restitution"]))
+        max_r = body_radius(fp)
         self.max_radius[b.name] = max_r
         self.block_bodies[b.name] = body
         if mass is None:
@@ -507,7 +476,7 @@ class Bodies:
         fixtures, wheels = self._wheel_fixtures[name], self._wheels[name]
         for i in changed:
             body.DestroyFixture(fixtures[i])
-            fixtures[i] = self._wheel_fixture(body, wheels[i], float(yaws[i]))
+            fixtures[i] = wheel_fixture(body, wheels[i], float(yaws[i]))
             old[i] = yaws[i]
         self._local_center[name] = np.array(body.localCenter.tuple, dtype=np.float64)
         if not self.raw:
@@ -585,11 +554,3 @@ def _per_body(n: int, *values: ArrayLike) -> list[np.ndarray]:
                 raise MvsimError(f"expected {n} values, one per body (or one for all); got shape {a.shape}") from None
         out.append(a)
     return out
-
-
-def _wheel_box(w: Wheel, yaw: float) -> np.ndarray:
-    """Corners (4×2, vehicle frame, m) of a wheel's box turned by ``yaw``."""
-    hx, hy = 0.5 * w.diameter, 0.5 * w.width
-    c, s = math.cos(yaw), math.sin(yaw)
-    loc = np.array([[-hx, -hy], [hx, -hy], [hx, hy], [-hx, hy]])
-    return loc @ np.array([[c, s], [-s, c]]) + (w.x, w.y)

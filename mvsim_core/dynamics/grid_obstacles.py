@@ -34,6 +34,20 @@ GRID_RADIUS_FACTOR = 1.5
 """Neighbourhood radius = this x the body's max radius + one cell (upstream's scan range is 1.5 x max radius)."""
 
 
+def stencil_reach(max_radius: float, resolution: float) -> float:
+    """Radius (m) of the neighbourhood searched around a body of ``max_radius`` (m) on a grid of ``resolution`` (m):
+    the module docstring's r, widened by half a cell diagonal (the body may sit anywhere in its cell)."""
+    return GRID_RADIUS_FACTOR * max_radius + resolution + resolution * math.sqrt(0.5)
+
+
+def stencil_bytes(max_radius: float, resolution: float) -> float:
+    """Bytes that :meth:`GridObstacles.build` works with to make the neighbourhood of one body of ``max_radius`` (m)
+    on a grid of ``resolution`` (m): ~64 per cell of its (2n+1)² square. A float, inf for NaN."""
+    n = stencil_reach(max_radius, resolution) / resolution
+    size = (2.0 * math.ceil(n) + 1.0) ** 2 * 64.0 if math.isfinite(n) else math.inf
+    return size
+
+
 @dataclass
 class GridObstacles:
     """The obstacle fixtures of one occupancy grid.
@@ -75,9 +89,8 @@ class GridObstacles:
         res = g.resolution
         cache: dict[int, np.ndarray] = {}
         for max_radius in radii:
-            # cells whose centre is within r of the body: searched around the body's cell, so widened by half a
-            # cell diagonal (the body may sit anywhere in its cell)
-            reach = GRID_RADIUS_FACTOR * max_radius + res + res * math.sqrt(0.5)
+            # cells whose centre is within r of the body, searched around the body's cell
+            reach = stencil_reach(max_radius, res)
             n = int(math.ceil(reach / res))
             key = int(round(reach / res * 1e6))
             if key not in cache:

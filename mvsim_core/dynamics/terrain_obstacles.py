@@ -9,10 +9,11 @@ This module does the same job with a few deliberate differences (:class:`Terrain
 
 * **Where it looks.** Not only at the contour vertices but on a *band* around each vehicle: every point outside the
   vehicle's outline (chassis polygon plus a disc around each wheel, so that steered wheels are covered) and at most
-  :data:`BAND` m from it, sampled on a lattice of :data:`SAMPLE_SPACING` m fixed in the vehicle frame. The samples
-  are snapped to a world-aligned grid of :data:`CELL` m cells, and the ground is asked at the centres of the cells
-  they hit -- one :meth:`Terrain.height_at` call for all cells of all vehicles that need an update. The lattice is
-  fine enough that every cell lying wholly in the band is hit, so the wall has no holes.
+  :data:`~.outline_band.BAND` m from it, sampled on a lattice of :data:`~.outline_band.SAMPLE_SPACING` m fixed in
+  the vehicle frame (:mod:`.outline_band`). The samples are snapped to a world-aligned grid of :data:`CELL` m cells,
+  and the ground is asked at the centres of the cells they hit -- one :meth:`Terrain.height_at` call for all cells of
+  all vehicles that need an update. The lattice is fine enough that every cell lying wholly in the band is hit, so
+  the wall has no holes.
 * **What is a step.** The reference is the ground plane the vehicle stands on (through its reference point at height
   ``z``, tilted by its pitch and roll), i.e. upstream's mean wheel height on level ground, but a vehicle on a constant
   slope does not see the slope ahead of it as a step. A cell is a step when either
@@ -64,6 +65,7 @@ from numba import njit
 
 import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
 from mvsim_core.dynamics.cell_squares import swap_cell_squares
+from mvsim_core.dynamics.outline_band import band_discs, band_samples
 from mvsim_core.geometry.rotation_kernels import rotation_entries
 
 STEP_FACTOR = 0.55
@@ -74,10 +76,6 @@ CELL = 0.05
 """m: side of the world-aligned grid cells the squares snap to (upstream snaps to its square size)."""
 HALF_SIZE = 0.5 * CELL
 """m: half side of a square (upstream: 0.01 + 0.07 · speed)."""
-BAND = 0.2
-"""m: depth of the band around the vehicle outline in which steps are looked for."""
-SAMPLE_SPACING = 0.035
-"""m: lattice spacing of the band samples; <= HALF_SIZE · sqrt(2), so every cell lying in the band is hit."""
 SKIN_GAP = 0.02
 """m: two Box2D 2.3 polygon skins; a new square keeps at least this from the vehicle outline."""
 CLEAR_DISTANCE = math.sqrt(2.0) * HALF_SIZE + SKIN_GAP
@@ -103,65 +101,6 @@ def cell_center(key: int, cell: float = CELL) -> tuple[float, float]:
     ix = (key >> _SHIFT) - _OFFSET
     iy = (key & ((1 << _SHIFT) - 1)) - _OFFSET
     return (ix + 0.5) * cell, (iy + 0.5) * cell
-
-
-# ---------------------------------------------------------------------------------------------------- band geometry
-def polygon_signed_distance(points: np.ndarray, poly: np.ndarray) -> np.ndarray:
-    """Distance (m) of each point (N×2) to the outline of a simple polygon (P×2, any orientation): positive outside,
-    negative inside (even-odd rule)."""
-    pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
-    a = np.asarray(poly, dtype=np.float64).reshape(-1, 2)
-    b = np.roll(a, -1, axis=0)
-    e = b - a  # (P, 2)
-    rel = pts[:, None, :] - a[None, :, :]  # (N, P, 2)
-    ee = np.maximum((e ** 2).sum(axis=1), 1e-300)
-    t = np.clip((rel * e[None]).sum(axis=2) / ee[None], 0.0, 1.0)
-    dist = np.sqrt(((rel - t[..., None] * e[None]) ** 2).sum(axis=2)).min(axis=1)
-    py = pts[:, 1:2]
-    crosses = (a[None, :, 1] > py) != (b[None, :, 1] > py)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        x_at = a[None, :, 0] + (py - a[None, :, 1]) * e[None, :, 0] / e[None, :, 1]
-    inside = (crosses & (pts[:, 0:1] < x_at)).sum(axis=1) % 2 == 1
-    return np.where(inside, -dist, dist)
-
-
-def band_samples(footprint: np.ndarray, wheels: Sequence[tuple[float, float, float]], band: float = BAND,
-                 spacing: float = SAMPLE_SPACING) -> tuple[np.ndarray, np.ndarray]:
-    """Band samples of one vehicle, in its frame.
-
-    Args:
-        footprint: (P, 2) chassis polygon (m, vehicle frame); fewer than 3 vertices: no chassis.
-        wheels: (x, y, r) per wheel: a disc of radius r (m) around the wheel centre, which holds its box at any
-            steering angle.
-        band: depth of the band (m). spacing: lattice spacing (m), the lattice being anchored at the origin.
-
-    Returns:
-        (points (N, 2), distance of each to the outline (N,)): the lattice points outside the chassis and every
-        wheel disc and at most ``band`` from the nearest of them; both empty when there is no shape.
-    """
-    fp = np.asarray(footprint, dtype=np.float64).reshape(-1, 2)
-    discs = np.asarray(wheels, dtype=np.float64).reshape(-1, 3)
-    lo, hi = [], []
-    if len(fp) >= 3:
-        lo.append(fp.min(axis=0))
-        hi.append(fp.max(axis=0))
-    for x, y, r in discs:
-        lo.append(np.array([x - r, y - r]))
-        hi.append(np.array([x + r, y + r]))
-    if not lo:
-        return np.zeros((0, 2)), np.zeros(0)
-    lo_xy = np.floor((np.min(lo, axis=0) - band) / spacing) * spacing
-    hi_xy = np.max(hi, axis=0) + band
-    gx = np.arange(lo_xy[0], hi_xy[0] + 0.5 * spacing, spacing)
-    gy = np.arange(lo_xy[1], hi_xy[1] + 0.5 * spacing, spacing)
-    pts = np.stack(np.meshgrid(gx, gy, indexing="ij"), axis=-1).reshape(-1, 2)
-    d = np.full(len(pts), np.inf)
-    if len(fp) >= 3:
-        d = polygon_signed_distance(pts, fp)
-    for x, y, r in discs:
-        d = np.minimum(d, np.hypot(pts[:, 0] - x, pts[:, 1] - y) - r)
-    keep = (d >= 0.0) & (d <= band)
-    return pts[keep], d[keep]
 
 
 # ---------------------------------------------------------------------------------------------------------- kernels
@@ -372,7 +311,7 @@ class TerrainObstacles:
         outline_radius = np.zeros(n)
         for k, v in enumerate(vehicles):
             wheels = list(v.wheels)
-            discs = [(float(w.x), float(w.y), math.hypot(0.5 * w.diameter, 0.5 * w.width)) for w in wheels]
+            discs = band_discs(wheels)
             fp = np.asarray(v.chassis.footprint, dtype=np.float64).reshape(-1, 2)
             p, d = band_samples(fp, discs)
             pts.append(p)

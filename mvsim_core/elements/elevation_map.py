@@ -24,7 +24,7 @@ from mvsim_core.elements.base import WorldElement, child_node, resolve_asset
 from mvsim_core.errors import AssetError
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.node import XmlNode
-from mvsim_core.xml.params import Kind, Param
+from mvsim_core.xml.params import MAX_MAGNITUDE, Kind, Param
 
 SOURCES = ("elevation_image", "elevation_data_matrix", "dem_xyzrgb_file")
 """The child tags that can provide the heights (exactly one is required)."""
@@ -34,6 +34,10 @@ TEXTURE_ROTATIONS = (0.0, 90.0, -90.0, 180.0, -180.0, 270.0)
 
 KERNEL_SUM_TOLERANCE = 5e-3
 """How far from 1 the sum of an ``apply_kernel`` matrix may be."""
+MAX_KERNEL_SIZE = 15
+"""Largest ``apply_kernel`` (15x15)."""
+MAX_KERNEL_WORK = 5e8
+"""Most multiply-adds of the smoothing (kernel cells x heights): about a second."""
 
 
 def smooth(heights: np.ndarray, kernel: np.ndarray) -> np.ndarray:
@@ -142,14 +146,21 @@ class ElevationMap(WorldElement):
         if src.tag == "elevation_image":
             heights = self._load_image(src, ctx)
         elif src.tag == "elevation_data_matrix":
-            heights = _parse_matrix(p.elevation_data_matrix, src, ctx, "height matrix") * p.elevation_data_matrix_scale
+            matrix = _parse_matrix(p.elevation_data_matrix, src, ctx, "height matrix")
+            with np.errstate(over="ignore"):  # an overflow is refused below
+                heights = matrix * p.elevation_data_matrix_scale
         else:
             heights, dem_corner = self._load_dem(src, ctx)
         if heights.shape[0] < 2 or heights.shape[1] < 2:
             raise ctx.error(src, f"elevation_map needs at least 2x2 heights (one cell); got "
                                  f"{heights.shape[0]}x{heights.shape[1]}")
         if p.apply_kernel:
-            heights = smooth(heights, self._kernel(ctx))
+            heights = smooth(heights, self._kernel(ctx, heights.size))
+        bad = np.flatnonzero(~(np.abs(heights) <= MAX_MAGNITUDE))
+        if bad.size:
+            i, j = np.unravel_index(int(bad[0]), heights.shape)
+            raise ctx.error(src, f"elevation_map height [{i}, {j}] is {heights[i, j]:g} m; heights must be finite and "
+                                 f"at most {MAX_MAGNITUDE:g} m in magnitude (check the source and its scale or offset)")
         self.heights = np.ascontiguousarray(heights, dtype=np.float64)
 
         lx = (self.heights.shape[0] - 1) * self.resolution
@@ -200,13 +211,18 @@ class ElevationMap(WorldElement):
             raise ctx.error(node, f"{path}: {e}") from None
         return heights, (x_min, y_min)
 
-    def _kernel(self, ctx: ParseContext) -> np.ndarray:
+    def _kernel(self, ctx: ParseContext, cells: int) -> np.ndarray:
+        """The ``<apply_kernel>`` matrix, for a grid of ``cells`` heights (its cost is k² passes over them)."""
         node = child_node(self, "apply_kernel")
         kernel = _parse_matrix(self.params.apply_kernel, node, ctx, "<apply_kernel>")
         k_rows, k_cols = kernel.shape
         if k_rows != k_cols or k_rows % 2 == 0:
             raise ctx.error(node, f"<apply_kernel> must be a square matrix of odd size (3x3, 5x5, ...); got "
                                   f"{k_rows}x{k_cols}")
+        if k_rows > MAX_KERNEL_SIZE or k_rows * k_rows * cells > MAX_KERNEL_WORK:
+            raise ctx.error(node, f"<apply_kernel> of {k_rows}x{k_cols} on {cells} heights takes "
+                                  f"{k_rows * k_rows * cells:.3g} multiply-adds; the limits are {MAX_KERNEL_SIZE}x"
+                                  f"{MAX_KERNEL_SIZE} and {MAX_KERNEL_WORK:.0e}: use a smaller kernel")
         if abs(kernel.sum() - 1.0) > KERNEL_SUM_TOLERANCE:
             raise ctx.error(node, f"<apply_kernel> weights must sum to 1 (got {kernel.sum():g})")
         return kernel

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from mvsim_core.elements.base import WorldElement, check_ordered
+from mvsim_core.elements.base import WorldElement, check_ordered, child_node
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.params import Kind, Param
+
+MAX_LINES = 10000
+"""Most lines a ground grid may draw (each is a renderer segment, rebuilt with the scene)."""
 
 
 class GroundGrid(WorldElement):
@@ -31,6 +34,12 @@ class GroundGrid(WorldElement):
 
     def _load(self, ctx: ParseContext) -> None:
         check_ordered(self, ctx, (("x_min", "x_max"), ("y_min", "y_max")))
+        p = self.params
+        lines = ((p.x_max - p.x_min) + (p.y_max - p.y_min)) / p.interval + 2
+        if lines > MAX_LINES:
+            raise ctx.error(child_node(self, "interval"), f"ground_grid draws {lines:.3g} lines ({p.x_max - p.x_min:g} "
+                                                          f"x {p.y_max - p.y_min:g} m every {p.interval:g} m), more "
+                                                          f"than {MAX_LINES}; use a larger <interval>")
         if self.params.floating_focus:
             self.params["floating"] = True
 

@@ -22,8 +22,11 @@ import numpy as np
 
 from mvsim_core.errors import AssetError
 from mvsim_core.io.image_map import luminance, read_image_array
+from mvsim_core.memory_budget import budget_message, over_budget
 
 _NUM_SPLIT = re.compile(r"[,\s]+")
+DEM_CELL_BYTES = 48
+"""Bytes :func:`resample_dem` works with per grid cell (sums, counts, heights, hole centres)."""
 
 
 def load_elevation_image(path: str | Path, z_min: float = 0.0, z_max: float = 5.0) -> np.ndarray:
@@ -166,7 +169,8 @@ def resample_dem(points: np.ndarray, resolution: float) -> tuple[np.ndarray, flo
         ``(heights, x_min, y_min)``: float64 ``(nx, ny)`` heights [m] and the grid corner [m].
 
     Raises:
-        ValueError: bad shape, no points, non-finite coordinates or non-positive resolution.
+        ValueError: bad shape, no points, non-finite coordinates, non-positive resolution, or a grid over the memory
+            budget (:mod:`mvsim_core.memory_budget`).
     """
     pts = np.asarray(points, dtype=np.float64)
     if pts.ndim != 2 or pts.shape[1] < 3:
@@ -182,8 +186,12 @@ def resample_dem(points: np.ndarray, resolution: float) -> tuple[np.ndarray, flo
 
     x_min, y_min = float(xyz[:, 0].min()), float(xyz[:, 1].min())
     x_max, y_max = float(xyz[:, 0].max()), float(xyz[:, 1].max())
-    nx = max(1, math.ceil((x_max - x_min) / res))
-    ny = max(1, math.ceil((y_max - y_min) / res))
+    fx, fy = max(1.0, math.ceil((x_max - x_min) / res)), max(1.0, math.ceil((y_max - y_min) / res))
+    if over_budget(fx * fy, DEM_CELL_BYTES):
+        raise ValueError(budget_message(f"a height grid of {fx:.0f} x {fy:.0f} cells ({x_max - x_min:g} x "
+                                        f"{y_max - y_min:g} m at {res:g} m)", fx * fy, DEM_CELL_BYTES,
+                                        "use a coarser <resolution>"))
+    nx, ny = int(fx), int(fy)
     ix = np.clip(np.floor((xyz[:, 0] - x_min) / res).astype(np.int64), 0, nx - 1)
     iy = np.clip(np.floor((xyz[:, 1] - y_min) / res).astype(np.int64), 0, ny - 1)
     flat = ix * ny + iy

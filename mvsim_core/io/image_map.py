@@ -39,6 +39,7 @@ from PIL import Image, UnidentifiedImageError
 
 from mvsim_core.errors import AssetError
 from mvsim_core.io.grid_map import GridMap
+from mvsim_core.memory_budget import budget_message, over_budget
 
 # ITU-R BT.601 luma weights (as MRPT >= 2.x CImage::getAsFloat and OpenCV's grayscale conversion).
 _LUMA = np.array([0.299, 0.587, 0.114], dtype=np.float64)
@@ -51,7 +52,8 @@ def read_image_array(path: str | Path) -> np.ndarray:
     keep their full precision (divided by 65535); palette / CMYK / other modes are converted to RGB(A).
 
     Raises:
-        AssetError: the file is missing, is not a file, or cannot be decoded as an image.
+        AssetError: the file is missing, is not a file, cannot be decoded as an image, or has more pixels than the
+            memory budget allows (:mod:`mvsim_core.memory_budget`, one float64 per pixel).
     """
     p = Path(path)
     if not p.exists():
@@ -66,6 +68,10 @@ def read_image_array(path: str | Path) -> np.ndarray:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
             with Image.open(p) as img:
+                w, h = img.size
+                if over_budget(w * h, 8):  # before decoding: the header may claim anything
+                    raise AssetError(str(path), budget_message(f"an image of {w} x {h} pixels", w * h, 8,
+                                                               "use a smaller image"))
                 img.load()
                 return _to_float_array(img)
     except AssetError:

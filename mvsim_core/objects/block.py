@@ -39,6 +39,8 @@ BLOCK_PARAMS: tuple[Param, ...] = (
 STRUCTURE_TAGS = frozenset({"shape", "geometry", "shape_from_visual", "visual"})
 KNOWN_TAGS = table_names(BLOCK_PARAMS) | STRUCTURE_TAGS | SIMULABLE_TAGS
 MAX_POLYGON_VERTICES = 12
+MAX_GEOMETRY_VERTICES = 360
+"""Most ``vertex_count`` of a cylinder, sphere or bump ``<geometry>`` (one vertex per degree)."""
 
 _PT = Param("pt", Kind.VEC2, None)
 _DEFAULT_SQUARE = np.array([[-0.5, -0.5], [0.5, -0.5], [0.5, 0.5], [-0.5, 0.5]])
@@ -90,23 +92,16 @@ def parse_geometry(node: XmlNode, ctx: ParseContext) -> Geometry:
         raise ctx.error(node, f"unknown geometry type '{gtype}'; known: {', '.join(_GEOMETRY_ATTRS)}", attr="type")
     dims: dict[str, float] = {}
     for key, default in _GEOMETRY_ATTRS[gtype]:
-        raw = ctx.attr(node, key)
+        raw = node.attrs.get(key)
         if raw is None:
             if default is None:
                 raise ctx.error(node, f"<geometry type=\"{gtype}\"> needs the attribute {key}=\"...\" (m)")
             dims[key] = default
             continue
-        try:
-            v = float(raw)
-        except ValueError:
-            raise ctx.error(node, f"bad number '{raw}' for {key}=\"...\" of <geometry>; expected a number such as "
-                                  f"1.5", attr=key) from None
-        if not v > 0:
-            raise ctx.error(node, f"{key}=\"...\" of <geometry> must be greater than 0 (got {raw}); negative or "
-                                  f"zero sizes make no physical sense", attr=key)
-        dims[key] = v
-    if "vertex_count" in dims and dims["vertex_count"] < 3:
-        raise ctx.error(node, "vertex_count of <geometry> must be at least 3", attr="vertex_count")
+        kind = Kind.INT if key == "vertex_count" else Kind.FLOAT
+        p = Param(key, kind, None, min=3 if key == "vertex_count" else None,
+                  max=MAX_GEOMETRY_VERTICES if key == "vertex_count" else None, positive=True)
+        dims[key] = float(parse_value(p, raw, node, ctx, attr=key))
     return Geometry(gtype, dims)
 
 
@@ -225,6 +220,13 @@ def build_block(nodes: Sequence[XmlNode], ctx: ParseContext, *, name: str, class
         where = params.where.get("zmax") or inst
         raise ctx.error(where, f"block '{name}': zmax ({zmax:g} m) is below zmin ({zmin:g} m)")
     sim = parse_simulable(nodes, ctx, what="block", name=name)
+    if not params["intangible"]:
+        from mvsim_core.dynamics.body_check import rigid_body_problem
+
+        problem = rigid_body_problem(footprint, None if params["static"] else float(params["mass"]))
+        if problem is not None:
+            where = next((c for n in nodes for c in (n.child("shape"), n.child("geometry")) if c is not None), inst)
+            raise ctx.error(where, f"block '{name}': {problem}")
     return Block(name=name, class_name=class_name, params=params, footprint=footprint, zmin=float(zmin),
                  zmax=float(zmax), geometry=geometry, sim=sim, visuals=visuals, node=inst)
 

@@ -13,10 +13,14 @@ from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.node import XmlNode
 from mvsim_core.xml.params import Color, Kind, Param, parse_value, read_params
 
+MIN_WHEEL_SIZE = 1e-3
+"""Smallest wheel diameter and width (m): Box2D needs an area for the wheel's box, and the spin of a smaller wheel
+(speed / radius) outruns any timestep."""
+
 WHEEL_ATTRS: tuple[Param, ...] = (
     Param("mass", Kind.FLOAT, 2.0, "kg", positive=True),
-    Param("width", Kind.FLOAT, 0.2, "m", positive=True),
-    Param("diameter", Kind.FLOAT, 0.4, "m", positive=True),
+    Param("width", Kind.FLOAT, 0.2, "m", positive=True, min=MIN_WHEEL_SIZE),
+    Param("diameter", Kind.FLOAT, 0.4, "m", positive=True, min=MIN_WHEEL_SIZE),
     Param("color", Kind.COLOR, (0x32, 0x32, 0x32, 255)),
     Param("inertia", Kind.FLOAT, math.nan, "kg·m²", doc="spin inertia Iyy; NaN = m·r²/2"),
     Param("linked_yaw", Kind.STRING, ""),

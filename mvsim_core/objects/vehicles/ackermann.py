@@ -4,10 +4,11 @@ The front wheels always sit at x = ``f_wheels_x`` and y = ±``f_wheels_d``/2, wh
 """
 
 import math
+from collections.abc import Sequence
 
 from mvsim_core.dynamics.command_limits import CommandLimits
 from mvsim_core.dynamics.controllers.base import Family
-from mvsim_core.objects.vehicles.base import VehicleDynamics
+from mvsim_core.objects.vehicles.base import MIN_TRACK, VehicleDynamics
 from mvsim_core.objects.wheel import Wheel
 from mvsim_core.xml.params import Kind, Param, ParamValues
 
@@ -88,6 +89,24 @@ class Ackermann(VehicleDynamics):
     def extra_tags(cls) -> frozenset[str]:
         # upstream's ackermann.vehicle.xml carries a <drivetrain> that plain ackermann ignores
         return frozenset({"drivetrain"})
+
+    @classmethod
+    def geometry_problem(cls, wheels: Sequence[Wheel], params: ParamValues) -> str | None:
+        """Besides the track of the rear wheels: a wheelbase (rear axle to ``f_wheels_x``) of at least
+        :data:`MIN_TRACK` in length, a front track of at least that much, and a steering limit below 90°."""
+        problem = super().geometry_problem(wheels, params)
+        if problem is not None:
+            return problem
+        wb = wheels[2].x - wheels[0].x
+        if not abs(wb) >= MIN_TRACK:
+            return (f"the front axle (<f_wheels_x> = {wheels[2].x:g} m) is {abs(wb):g} m from the rear wheels (x = "
+                    f"{wheels[0].x:g} m); the wheelbase must be at least {MIN_TRACK:g} m")
+        if not params["f_wheels_d"] >= MIN_TRACK:
+            return f"<f_wheels_d> is {params['f_wheels_d']:g} m; the front track must be at least {MIN_TRACK:g} m"
+        if not params["max_steer_ang_deg"] < 0.5 * math.pi:
+            return (f"<max_steer_ang_deg> is {math.degrees(params['max_steer_ang_deg']):g}°; a steering limit must be "
+                    f"below 90°")
+        return None
 
     @classmethod
     def adjust_wheels(cls, wheels: list[Wheel], params: ParamValues) -> None:

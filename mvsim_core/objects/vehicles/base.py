@@ -36,6 +36,9 @@ if TYPE_CHECKING:
     from mvsim_core.io.csv_logger import VehicleLogger
     from mvsim_core.sensors.base import Sensor
 
+MIN_TRACK = 1e-3
+"""Smallest sideways distance (m) between a vehicle's first two wheels (:meth:`VehicleDynamics.geometry_problem`)."""
+
 SensorFactory = Callable[[XmlNode, ParseContext, str], "Sensor"]
 """Builds a sensor from its ``<sensor>`` element, the parse context and the carrying vehicle's name."""
 
@@ -142,6 +145,17 @@ class VehicleDynamics:
     @classmethod
     def adjust_wheels(cls, wheels: list[Wheel], params: ParamValues) -> None:
         """Hook for classes whose parameters move wheels (Ackermann front axle)."""
+
+    @classmethod
+    def geometry_problem(cls, wheels: Sequence[Wheel], params: ParamValues) -> str | None:
+        """What makes this wheel layout unusable for the class's kinematics, or None. The first two wheels (left,
+        right) are the encoders of the odometry and of the twist controllers: their sideways distance divides the
+        turn rate, so it must be at least :data:`MIN_TRACK`. Classes add their own rules."""
+        w0, w1 = wheels[0], wheels[1]
+        if not abs(w0.y - w1.y) >= MIN_TRACK:
+            return (f"<{w0.name}> and <{w1.name}> are {abs(w0.y - w1.y):g} m apart sideways (y = {w0.y:g} and "
+                    f"{w1.y:g} m); the track must be at least {MIN_TRACK:g} m (their pos=\"x y\")")
+        return None
 
     @classmethod
     def extra_tags(cls) -> frozenset[str]:
@@ -424,6 +438,9 @@ def build_vehicle(inst: XmlNode, cls_node: XmlNode | None, ctx: ParseContext, *,
             ctx.warn(dyn, f"<dynamics class=\"{dclass}\"> has no <{slot}>; using the default wheel")
         wheels.append(parse_wheel(slot, wnode, default_pos, ctx))
     dcls.adjust_wheels(wheels, params)
+    problem = dcls.geometry_problem(wheels, params)
+    if problem is not None:
+        raise ctx.error(dyn, f"vehicle '{name}': {problem}")
     dynamics = dcls(params, wheels)
     for k, v in dcls.read_extra(dyn, ctx).items():
         setattr(dynamics, k, v)
@@ -467,9 +484,28 @@ def build_vehicle(inst: XmlNode, cls_node: XmlNode | None, ctx: ParseContext, *,
         visuals.extend(parse_visuals(n, ctx))
     if chassis.footprint.size == 0:
         chassis.footprint = _footprint_from_visuals(visuals, ctx, dyn.child("chassis") or dyn, name)[0]
+    _check_body(chassis, wheels, dyn, ctx, name)
     return Vehicle(name=name, class_name=class_name, dynamics=dynamics, chassis=chassis, controller=controller,
                    friction=friction, odometry_multipliers=mult, odometry_std=odo_std, log_path=log_path,
                    auto_start_recording=auto_rec, sensors=sensors, sim=sim, visuals=visuals, node=inst)
+
+
+def _check_body(chassis: Chassis, wheels: Sequence[Wheel], dyn: XmlNode, ctx: ParseContext, name: str) -> None:
+    """Refuse, at the ``<chassis>`` (or ``<dynamics>``), a chassis and wheels that Box2D or the terrain contacts
+    cannot simulate (:mod:`mvsim_core.dynamics.body_check`, :func:`~mvsim_core.dynamics.outline_band.band_bytes`).
+    """
+    from mvsim_core.dynamics.body_check import rigid_body_problem
+    from mvsim_core.dynamics.outline_band import band_bytes, band_discs
+    from mvsim_core.memory_budget import budget_message, over_budget
+
+    where = dyn.child("chassis") or dyn
+    problem = rigid_body_problem(chassis.footprint, chassis.mass, wheels)
+    if problem is not None:
+        raise ctx.error(where, f"vehicle '{name}': {problem}")
+    need = band_bytes(chassis.footprint, band_discs(wheels))
+    if over_budget(need, 1):
+        raise ctx.error(where, budget_message(f"vehicle '{name}': finding terrain steps around its outline", need, 1,
+                                              "check the chassis <shape> and the wheel positions (metres)"))
 
 
 def _read_chassis(node: XmlNode | None, dcls: type[VehicleDynamics], ctx: ParseContext, name: str) -> Chassis:

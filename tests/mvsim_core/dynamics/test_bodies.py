@@ -181,13 +181,25 @@ def test_vertical_plane_door_lets_a_body_through_only_at_the_door(load):
     w = load('<element class="vertical_plane"><x0>2</x0><y0>-5</y0><x1>2</x1><y1>5</y1><thickness>0.1</thickness>'
              '<door position="0.5" width="1.2"/></element>' + block("thru", 0, 0) + block("blocked", 0, 3))
     b = Bodies(w)
-    assert len(b.plane_bodies) == 1 and len(b.plane_bodies[0].fixtures) == 2
+    assert [len(p.fixtures) for p in b.plane_bodies] == [1, 1]  # the two pieces beside the door
     names = ["thru", "blocked"]
     run(b, 4.0, lambda: b.set_velocities(names, [1.0, 1.0], [0.0, 0.0], [0.0, 0.0]))
     s = b.read_states(names)
     assert s[0, 0] == pytest.approx(4.0, abs=0.01)  # through the 1.2 m door
     assert 1.6 < s[1, 0] < 1.76  # stopped at the wall face (x = 1.95) minus its half size and the skins
     assert abs(s[1, 1] - 3.0) < 1e-3
+
+
+def test_vertical_plane_far_from_the_origin_still_collides(load):
+    """A plane's pieces are made about their centres: 10 km out, a 0.1 m thick wall used to have no area in Box2D's
+    float32 and was dropped without a word."""
+    w = load('<element class="vertical_plane"><x0>10002</x0><y0>-5</y0><x1>10002</x1><y1>5</y1>'
+             '<thickness>0.1</thickness></element>' + block("b", 10000, 0))
+    b = Bodies(w)
+    assert len(b.plane_bodies[0].fixtures) == 1 and tuple(b.plane_bodies[0].position) == (10002.0, 0.0)
+    assert np.abs(np.array(b.plane_bodies[0].fixtures[0].shape.vertices)).max() == pytest.approx(5.0)
+    run(b, 2.0, lambda: b.set_velocities(["b"], [1.0], [0.0], [0.0]))
+    assert 10001.6 < b.read_states(["b"])[0, 0] < 10001.76
 
 
 def test_rope_joint_keeps_bodies_within_max_length(load):

@@ -18,15 +18,8 @@ import numpy as np
 import pytest
 
 import mvsim_core as mv
-from mvsim_core.dynamics.terrain_obstacles import (
-    BAND,
-    CELL,
-    HALF_SIZE,
-    SKIN_GAP,
-    TerrainObstacles,
-    band_samples,
-    polygon_signed_distance,
-)
+from mvsim_core.dynamics.outline_band import BAND, band_samples, polygon_signed_distance
+from mvsim_core.dynamics.terrain_obstacles import CELL, HALF_SIZE, SKIN_GAP, TerrainObstacles
 from mvsim_core.objects.vehicles.base import Vehicle
 from mvsim_core.objects.vehicles.differential import DIFFERENTIAL_CHASSIS
 

@@ -203,6 +203,35 @@ def test_bad_kernel(build, kernel: str, fragment: str):
     assert ei.value.line == 4 and fragment in ei.value.message
 
 
+def test_kernel_too_large(build):
+    kernel = "[" + "; ".join(" ".join(["0.0025"] * 21) for _ in range(21)) + "]"
+    with pytest.raises(WorldFileError) as ei:
+        matrix_map(build, f" <apply_kernel>{kernel}</apply_kernel>\n")
+    assert ei.value.line == 4 and ei.value.message == (
+        "<apply_kernel> of 21x21 on 9 heights takes 3.97e+03 multiply-adds; the limits are 15x15 and 5e+08: use a "
+        "smaller kernel")
+
+
+def test_heights_beyond_the_number_range(build):
+    """1e300 is a valid number, times a scale of 1e9 it is inf: refused at the source, not a NaN terrain later."""
+    with pytest.raises(WorldFileError) as ei:
+        build('<element class="elevation_map">\n <elevation_data_matrix>[1 1; 1 1e300]</elevation_data_matrix>\n'
+              ' <elevation_data_matrix_scale>1e9</elevation_data_matrix_scale>\n</element>')
+    assert ei.value.line == 2 and ei.value.message == (
+        "elevation_map height [1, 1] is inf m; heights must be finite and at most 1e+09 m in magnitude (check the "
+        "source and its scale or offset)")
+
+
+def test_dem_grid_over_the_memory_budget(build, tmp_path: Path):
+    (tmp_path / "dem.txt").write_text("0 0 1 0 0 0\n1000 1000 2 0 0 0\n")
+    with pytest.raises(WorldFileError) as ei:
+        build('<element class="elevation_map">\n <dem_xyzrgb_file>dem.txt</dem_xyzrgb_file>\n'
+              ' <resolution>0.01</resolution>\n</element>')
+    assert ei.value.line == 2 and ei.value.message == (
+        f"{tmp_path / 'dem.txt'}: a height grid of 100000 x 100000 cells (1000 x 1000 m at 0.01 m) needs 447 GiB, "
+        f"more than the 256 MiB budget for one array sized by a world file; use a coarser <resolution>")
+
+
 def test_bad_texture_rotation(build):
     with pytest.raises(WorldFileError) as ei:
         matrix_map(build, " <texture_image_rotate>45</texture_image_rotate>\n")

@@ -44,3 +44,10 @@ def test_interval_must_be_positive(build):
     with pytest.raises(WorldFileError) as ei:
         build('<element class="ground_grid">\n <interval>0</interval>\n</element>')
     assert ei.value.line == 2 and "<interval> must be greater than 0" in ei.value.message
+
+
+def test_too_many_lines(build):
+    with pytest.raises(WorldFileError) as ei:
+        build('<element class="ground_grid">\n <interval>1e-3</interval>\n</element>')
+    assert ei.value.line == 2 and ei.value.message == (
+        "ground_grid draws 1e+05 lines (50 x 50 m every 0.001 m), more than 10000; use a larger <interval>")

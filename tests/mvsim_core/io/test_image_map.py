@@ -126,3 +126,21 @@ def test_errors(tmp_path):
         load_image_grid(tmp_path)
     with pytest.raises(ValueError, match="resolution"):
         load_image_grid(write_gray(tmp_path, PIXELS), resolution=-1)
+
+
+def test_image_over_the_memory_budget_is_refused_before_decoding(tmp_path):
+    """A PNG whose header claims 12000 x 12000 pixels (and holds none; below PIL's own bomb limit): refused from the
+    header, nothing allocated."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    p = tmp_path / "huge.png"
+    p.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 12000, 12000, 8, 0, 0, 0, 0))
+                  + chunk(b"IEND", b""))
+    with pytest.raises(AssetError) as ei:
+        read_image_array(p)
+    assert ei.value.message == ("an image of 12000 x 12000 pixels needs 1.07 GiB, more than the 256 MiB budget for "
+                                "one array sized by a world file; use a smaller image")

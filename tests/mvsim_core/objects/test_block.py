@@ -68,7 +68,12 @@ def test_round_geometry(load):
     ('type="box" lx="1" ly="1"', '<geometry type="box"> needs the attribute lz="..." (m)'),
     ('type="cone" radius="1"', "unknown geometry type 'cone'; known: cylinder, sphere, box, ramp, semi_cylinder_bump"),
     ('type="box" lx="1" ly="-2" lz="1"', 'ly="..." of <geometry> must be greater than 0 (got -2)'),
-    ('type="cylinder" radius="1" length="1" vertex_count="2"', "vertex_count of <geometry> must be at least 3"),
+    ('type="cylinder" radius="1" length="1" vertex_count="2"',
+     'vertex_count="..." of <geometry> must be at least 3 (got 2)'),
+    ('type="cylinder" radius="1" length="1" vertex_count="1e9"',
+     'vertex_count="..." of <geometry> must be at most 360 (got 1e9)'),
+    ('type="box" lx="inf" ly="1" lz="1"',
+     "bad number 'inf' for lx=\"...\" of <geometry> (not a finite number); expected a number such as 1.5"),
 ])
 def test_geometry_errors(load, geo, message):
     with pytest.raises(mv.WorldFileError) as ei:
