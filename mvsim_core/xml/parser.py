@@ -11,7 +11,9 @@ depend on them. This reader accepts the same, and still knows the line of every 
 It rejects what cannot be read sensibly — binary data, an unclosed tag, an unterminated comment or attribute, a
 stray closing tag — with a :class:`~mvsim_core.errors.WorldFileError` carrying the file and line.
 
-Entities ``&lt; &gt; &amp; &quot; &apos; &#N; &#xN;`` are decoded in text and attribute values.
+Entities ``&lt; &gt; &amp; &quot; &apos; &#N; &#xN;`` are decoded in text and attribute values; a character
+reference to a character XML does not allow (``&#0;``, a lone surrogate such as ``&#xD800;``, past U+10FFFF) is
+kept as written.
 """
 
 from __future__ import annotations
@@ -45,9 +47,13 @@ def _decode_entities(s: str) -> str:
         if ent[0] == "#":
             try:
                 code = int(ent[2:], 16) if ent[1] in "xX" else int(ent[1:])
-                return chr(code)
-            except (ValueError, OverflowError):
+            except ValueError:  # more digits than Python converts
                 return m.group(0)
+            # only characters XML allows: no NUL, no lone surrogate (unprintable, unencodable), nothing past Unicode
+            if code in (0x9, 0xA, 0xD) or 0x20 <= code <= 0xD7FF or 0xE000 <= code <= 0xFFFD \
+                    or 0x10000 <= code <= 0x10FFFF:
+                return chr(code)
+            return m.group(0)
         return _NAMED[ent]
 
     return _ENTITY.sub(repl, s)

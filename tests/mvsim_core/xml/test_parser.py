@@ -81,3 +81,21 @@ def test_every_shared_file_parses(worlds_dir):
     for f in files:
         roots = parse_file(f)
         assert roots, f
+
+
+def test_character_references_xml_does_not_allow_stay_as_written():
+    """&#xD800; became a lone surrogate that `mvsim check` could not print (UnicodeEncodeError); &#0; a NUL."""
+    roots = parse_text('<a n="&#xD800;|&#0;|&#x110000;|&#99999999999999999999;|&#9;&#x1F600;&#xE000;">&#xDFFF;</a>')
+    assert roots[0].attrs["n"] == "&#xD800;|&#0;|&#x110000;|&#99999999999999999999;|\t\U0001F600\ue000"
+    assert roots[0].text == "&#xDFFF;"
+
+
+def test_deep_nesting_is_refused_at_the_limit_without_recursion():
+    text = "<a>\n" + "<b>" * 1199 + "</b>" * 1199 + "\n</a>"
+    assert len(parse_text(text, max_depth=1200)) == 1
+    with pytest.raises(WorldFileError) as ei:
+        parse_text(text, "f.xml", max_depth=1199)
+    assert str(ei.value) == ("f.xml:2: <b> is nested 1200 elements deep: more than the limit of 1199 levels; set the "
+                             "environment variable MVSIM_MAX_NESTING_DEPTH to raise it")
+    deep = parse_text("<b>" * 50_000 + "</b>" * 50_000, max_depth=50_000)  # the reader itself has no recursion
+    assert deep[0].children[0].tag == "b"
