@@ -16,6 +16,7 @@ from mvsim_core.errors import (
     ControllerError,
     ExpressionError,
     MvsimError,
+    StateValueError,
     WorldFileError,
 )
 from mvsim_core.loader import load_world
@@ -23,7 +24,7 @@ from mvsim_core.world import World
 from mvsim_core.xml.limits import LoadLimits
 
 __all__ = ["load_world", "World", "MvsimError", "WorldFileError", "ControllerError", "CommandValueError",
-           "CommandLimits", "ExpressionError", "AssetError", "LoadLimits"]
+           "StateValueError", "CommandLimits", "ExpressionError", "AssetError", "LoadLimits"]
 __version__ = "0.1.0"
 
 # a library does not print: warnings go to World.warnings and to this logger, which the application configures

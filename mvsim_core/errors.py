@@ -78,16 +78,50 @@ class CommandValueError(ControllerError, ValueError):
     (:mod:`mvsim_core.dynamics.command_limits`).
 
     Attributes:
-        vehicle: the vehicle's name.
+        vehicle: the vehicle's name ("" when the command went to a controller directly).
         field: the refused field of the command (``vx``, ``vy``, ``wz``, ``speed``, ``steer``, ``torques[i]``).
         value: its value (NaN or ±inf).
+        owner: who refused it, as the message starts (default ``vehicle '<vehicle>'``; a controller called directly
+            says ``controller "twist_pid"``).
     """
 
-    def __init__(self, vehicle: str, field: str, value: float) -> None:
+    def __init__(self, vehicle: str, field: str, value: float, owner: str = "") -> None:
         self.vehicle = vehicle
         self.field = field
         self.value = float(value)
-        super().__init__(f"vehicle '{vehicle}': {field} is {self.value}; command ignored, the last good one stays")
+        self.owner = owner or f"vehicle '{vehicle}'"
+        super().__init__(f"{self.owner}: {field} is {self.value}; command ignored, the last good one stays")
 
     def __reduce__(self):
-        return (type(self), (self.vehicle, self.field, self.value))
+        return (type(self), (self.vehicle, self.field, self.value, self.owner))
+
+
+class StateValueError(MvsimError, ValueError):
+    """A request to put an object somewhere (``World.set_pose``, ``set_velocity``, ``spawn(pose=...)``, and the ZMQ
+    and ROS services built on them) carries a value that is NaN, infinite or beyond its bound: it is refused and
+    nothing changes (:mod:`mvsim_core.dynamics.command_limits`).
+
+    Attributes:
+        verb: what was asked (``set_pose``, ``set_velocity``, ``spawn``).
+        name: the object's name.
+        field: the refused field (``x``, ``y``, ``yaw``, ``vx``, ``vy``, ``wz``).
+        value: its value.
+        bound: the largest magnitude allowed (``math.inf`` for a non-finite value).
+        unit: the field's unit (``m``, ``rad``, ``m/s``, ``rad/s``).
+    """
+
+    def __init__(self, verb: str, name: str, field: str, value: float, bound: float, unit: str) -> None:
+        self.verb = verb
+        self.name = name
+        self.field = field
+        self.value = float(value)
+        self.bound = float(bound)
+        self.unit = unit
+        if bound == float("inf"):
+            what = f"{field} is {self.value}; it must be a finite number"
+        else:
+            what = f"{field} = {self.value:g} {unit} is beyond ±{self.bound:g} {unit}"
+        super().__init__(f"{verb}('{name}'): {what}; refused, nothing changed")
+
+    def __reduce__(self):
+        return (type(self), (self.verb, self.name, self.field, self.value, self.bound, self.unit))

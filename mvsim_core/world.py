@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from mvsim_core.errors import MvsimError
+from mvsim_core.dynamics.command_limits import BLOCK_LIMITS, CommandGate, checked_pose, checked_velocity
+from mvsim_core.dynamics.faults import Blowup, FaultLog
+from mvsim_core.errors import ControllerError, MvsimError
 from mvsim_core.objects.actor import Actor
 from mvsim_core.objects.block import Block
 from mvsim_core.objects.vehicles.base import Vehicle
@@ -106,6 +108,12 @@ class World:
         object_parser: builds an object from XML text for :meth:`spawn` (set by the loader).
         rebuilds: how many times the physics was rebuilt (by :meth:`reset`, :meth:`spawn`, :meth:`remove`); views
             that hold on to ``physics`` compare it to know when to look again.
+        strict: a vehicle or block that blows up (NaN/inf, runaway) raises
+            :class:`~mvsim_core.dynamics.physics.SimulationError` from :meth:`step`, as a run that cannot go on.
+            False (default): it is reset to its last finite pose, at rest, its controller reset, and the fault is
+            recorded in ``faults``; the other objects go on (:mod:`mvsim_core.dynamics.faults`).
+        faults: the blow-ups so far (:class:`~mvsim_core.dynamics.faults.FaultLog`: the latest ones, counts per
+            object, listeners).
     """
 
     path: Path
@@ -131,12 +139,15 @@ class World:
     step_listeners: list[StepListener] = field(default_factory=list, repr=False)
     object_parser: ObjectParser | None = field(default=None, repr=False)
     rebuilds: int = 0
+    strict: bool = False
+    faults: FaultLog = field(default_factory=FaultLog, repr=False)
     _steps: int = 0
     _physics: Physics | None = field(default=None, repr=False)
     _scheduler: SensorScheduler | None = field(default=None, repr=False)
     _dt: float | None = field(default=None, repr=False)
     _origin: _Origin | None = field(default=None, repr=False)
     _initial: dict[int, _Initial] = field(default_factory=dict, repr=False)
+    _block_gates: dict[str, CommandGate] = field(default_factory=dict, repr=False)
 
     # ------------------------------------------------------------------ clock
     @property
@@ -239,8 +250,11 @@ class World:
     def step(self) -> None:
         """Advance exactly one physics step, in upstream MVSim's order.
 
+        A vehicle or block that blows up in the step is reset and recorded in :attr:`faults` (see :attr:`strict`).
+
         Raises:
-            SimulationError: a body became NaN/inf or ran away (the message names it and the step).
+            SimulationError: in a strict world, a body became NaN/inf or ran away (the message names it and the
+                step).
         """
         physics, scheduler, dt = self._physics, self._scheduler, self._dt
         if physics is None or scheduler is None or dt is None:
@@ -252,13 +266,41 @@ class World:
             physics.run_controllers(dt)  # wheel torques and steering
             physics.apply_friction(dt)  # wheel-ground forces summed into one force + torque per chassis
             physics.box2d_step(dt)  # rigid bodies and contacts
-            physics.post_step(dt)  # read back; ideal twists, wheel spin, odometry, collisions, block poses
+            blown = physics.post_step(dt)  # read back; ideal twists, wheel spin, odometry, collisions, block poses
+            if blown:
+                self._blown_up(blown, t)  # each reset and recorded; the others go on
             scheduler.run(t)  # sensors due at t
             self._write_logs(t)  # CSV loggers that are recording
             self._steps += 1
             self.time = self._steps * dt
             for listener in self.step_listeners:
                 listener(self)
+
+    def _blown_up(self, blown: list[Blowup], t: float) -> None:
+        """After the physics put the objects that blew up back at their last finite poses, at rest: a vehicle's
+        controller goes back to its initial state and to a zero command (when it takes commands) and its wheels to
+        their initial yaws; each fault is recorded (logged, listeners told)."""
+        for b in blown:
+            veh = self.vehicles.get(b.name) if b.kind == "vehicle" else None
+            if veh is not None:
+                self._reset_controller(veh)
+            self.faults.record(b.name, b.kind, t, self._steps + 1, b.what, b.state, b.reset_to)
+
+    def _reset_controller(self, veh: Vehicle) -> None:
+        rec = self._initial.get(id(veh))
+        if rec is not None and rec.controller is not None:
+            veh.controller.restore_state(rec.controller)
+            for w, yaw in zip(veh.wheels, rec.wheel_yaws, strict=True):
+                w.yaw = yaw
+        try:
+            veh.controller.stop()
+        except ControllerError:  # a controller that takes no commands (trajectory): its initial state it is
+            pass
+        physics = self._physics
+        if physics is not None and veh.dynamics.steerable:
+            k = physics.names.index(veh.name)
+            physics.wheels.sync_yaws(k, veh.wheels)
+            physics.bodies.set_wheel_yaws(veh.name, [w.yaw for w in veh.wheels])
 
     def run(self, seconds: float) -> None:
         """Advance ``seconds`` of simulated time, in whole steps (rounded to the nearest step count)."""
@@ -302,16 +344,17 @@ class World:
         Sensors see it at the new place from their next sample; a vehicle's odometry does not jump.
 
         Raises:
-            MvsimError: unknown object, or a value that is NaN or infinite.
+            MvsimError: unknown object.
+            StateValueError: a value that is NaN, infinite, or beyond ±1e9 (m or rad,
+                :data:`~mvsim_core.dynamics.command_limits.MAX_POSITION`); nothing changes.
         """
         obj = self.object(name)
-        if not all(math.isfinite(v) for v in (x, y, yaw)):
-            raise MvsimError(f"set_pose('{name}'): x, y and yaw must be finite numbers (got {x}, {y}, {yaw})")
+        x, y, yaw = checked_pose("set_pose", name, x, y, yaw)
         _, _, z, _, pitch, roll = obj.pose
         if self._physics is not None:
-            self._physics.teleport(name, float(x), float(y), float(yaw))
+            self._physics.teleport(name, x, y, yaw)
         else:
-            obj.sim.pose = (float(x), float(y), z, float(yaw), pitch, roll)
+            obj.sim.pose = (x, y, z, yaw, pitch, roll)
 
     def velocity(self, name: str) -> tuple[float, float, float]:
         """Velocity of an object's reference point: (vx, vy) m/s in the world frame and the yaw rate ω rad/s.
@@ -331,23 +374,32 @@ class World:
         next step on (an ideal controller imposes its own twist again). Before the start this sets the initial
         velocity.
 
+        A value beyond the object's limits is clamped to it (logged once per object and field): a vehicle's
+        :attr:`~mvsim_core.objects.vehicles.base.Vehicle.command_limits` (``max_speed`` on each of vx and vy,
+        ``max_omega`` on wz), a block's :data:`~mvsim_core.dynamics.command_limits.BLOCK_LIMITS` (100 m/s, 100
+        rad/s).
+
         Raises:
             MvsimError: unknown object; a static or intangible block or an actor (no moving body) given a non-zero
-                velocity; a value that is NaN or infinite.
+                velocity.
+            StateValueError: a value that is NaN or infinite (nothing changes).
         """
         obj = self.object(name)
-        if not all(math.isfinite(v) for v in (vx, vy, wz)):
-            raise MvsimError(f"set_velocity('{name}'): vx, vy and wz must be finite numbers (got {vx}, {vy}, {wz})")
+        if isinstance(obj, Vehicle):
+            gate = obj.command_gate
+        else:
+            gate = self._block_gates.get(name) or self._block_gates.setdefault(name, CommandGate(name, BLOCK_LIMITS))
+        vx, vy, wz = checked_velocity("set_velocity", name, gate, vx, vy, wz)
         if not self.can_move(name):
             if vx or vy or wz:
                 raise MvsimError(f"'{name}' does not move (a static or intangible block, or an actor): it cannot "
                                  f"be given a velocity")
             return
         if self._physics is not None:
-            self._physics.set_velocity(name, float(vx), float(vy), float(wz))
+            self._physics.set_velocity(name, vx, vy, wz)
             return
         c, s = math.cos(obj.sim.pose[3]), math.sin(obj.sim.pose[3])
-        obj.sim.init_vel = (c * vx + s * vy, -s * vx + c * vy, float(wz))
+        obj.sim.init_vel = (c * vx + s * vy, -s * vx + c * vy, wz)
 
     def can_move(self, name: str) -> bool:
         """Whether object ``name`` has a moving (dynamic) body: a vehicle, or a block neither static nor intangible
@@ -391,7 +443,10 @@ class World:
         Raises:
             WorldFileError: bad XML (file and line in the text).
             MvsimError: the name is taken.
+            StateValueError: a value of ``pose`` that is NaN, infinite or beyond ±1e9 (m or rad).
         """
+        if pose is not None:
+            pose = checked_pose("spawn", name or "(new object)", *pose)
         if isinstance(what, str):
             if self.object_parser is None:
                 raise MvsimError("this World reads no XML (it was not made by load_world): pass a built object")

@@ -5,14 +5,18 @@ Services (input → output; answers and error texts as upstream):
 * ``set_pose`` (SrvSetPose → SrvSetPoseAnswer): teleport a vehicle, block or actor. Absolute: x, y, yaw of ``pose``
   are applied (z, pitch and roll follow the terrain). With ``relativeIncrement`` the increment is composed (SE(3))
   with the current pose and ``objectGlobalPose`` returns the pose the object now has. ``objectIsInCollision`` is
-  the object's latched collision flag, which is then reset.
+  the object's latched collision flag, which is then reset. Every field of ``pose`` must be finite and within ±1e9
+  (m or rad), and so must the composed pose: otherwise nothing moves and ``errorMessage`` names the field
+  (``set_pose('r1'): pose.x is nan; it must be a finite number; refused, nothing changed``; upstream has no such
+  check).
 * ``get_pose`` (SrvGetPose → SrvGetPoseAnswer): pose (world frame, m / rad), twist in the body frame
   (vx, vy, 0, 0, 0, ωz) and the latched collision flag (reset afterwards).
 * ``set_controller_twist`` (SrvSetControllerTwist → SrvSetControllerTwistAnswer): (vx, vy, ωz) of ``twistSetPoint``
   to the vehicle's controller, clamped to its command limits (``Vehicle.set_twist``); errors "objectId not found",
   "objectId is not of VehicleBase type", "objectId vehicle seems not to have any controller", "objectId vehicle
-  controller did not accept the twist command", and for a NaN/inf value the core's message (``vehicle 'r1': vx is
-  nan; command ignored, the last good one stays``; upstream has no such check).
+  controller did not accept the twist command", and for a NaN/inf value in any field (vz, wx and wy are otherwise
+  ignored) the core's message (``vehicle 'r1': vx is nan; command ignored, the last good one stays``; upstream has
+  no such check).
 * ``shutdown`` (SrvShutdown → SrvShutdownAnswer{accepted=true}): sets :attr:`WorldComms.shutdown_requested`; the
   runner (``mvsim launch``) then stops.
 
@@ -64,7 +68,8 @@ from mvsim_core.comms.proto import (
     mvsim_core_msgs_pb2,
 )
 from mvsim_core.comms.server import DEFAULT_PORT, LOOPBACK, Server
-from mvsim_core.errors import CommandValueError, ControllerError
+from mvsim_core.dynamics.command_limits import MAX_POSITION
+from mvsim_core.errors import CommandValueError, ControllerError, MvsimError, StateValueError
 from mvsim_core.geometry.rotations import compose, relative
 from mvsim_core.sensors import Camera, Gnss, Imu, Lidar2D, Lidar3D, RgbdCamera, Sensor
 from mvsim_core.sensors.base import class_row
@@ -451,9 +456,12 @@ class WorldComms:
         ans = SrvSetPoseAnswer_pb2.SrvSetPoseAnswer(success=False, objectIsInCollision=False)
         p = req.pose
         target: Pose6 = (p.x, p.y, p.z, p.yaw, p.pitch, p.roll)
-        if not all(math.isfinite(v) for v in target):
-            ans.errorMessage = "pose has NaN or infinite values"
-            return ans
+        for field, v, unit in zip(("x", "y", "z", "yaw", "pitch", "roll"), target, ("m",) * 3 + ("rad",) * 3,
+                                  strict=True):
+            if not math.isfinite(v) or abs(v) > MAX_POSITION:
+                bound = MAX_POSITION if math.isfinite(v) else math.inf
+                ans.errorMessage = str(StateValueError("set_pose", req.objectId, f"pose.{field}", v, bound, unit))
+                return ans
         with self.lock:
             obj = self._object(req.objectId)
             if obj is None:
@@ -461,7 +469,11 @@ class WorldComms:
                 return ans
             if req.HasField("relativeIncrement") and req.relativeIncrement:
                 target = compose(tuple(obj.pose), target)
-            self.world.set_pose(req.objectId, target[0], target[1], target[3])
+            try:  # the composed pose may still be out of bounds
+                self.world.set_pose(req.objectId, target[0], target[1], target[3])
+            except MvsimError as e:
+                ans.errorMessage = str(e)
+                return ans
             if req.HasField("relativeIncrement") and req.relativeIncrement:
                 pose_msg(obj.pose, ans.objectGlobalPose)
             ans.success = True
@@ -486,6 +498,9 @@ class WorldComms:
                 ans.errorMessage = "objectId vehicle seems not to have any controller"
                 return ans
             try:
+                for field in ("vz", "wx", "wy"):  # not used (a planar twist), but a NaN there is a broken request
+                    if not math.isfinite(getattr(t, field)):
+                        raise CommandValueError(req.objectId, field, getattr(t, field))
                 veh.set_twist(t.vx, t.vy, t.wz)  # clamped to the vehicle's command limits
             except CommandValueError as e:  # NaN/inf: refused, the last good command stays
                 ans.errorMessage = str(e)

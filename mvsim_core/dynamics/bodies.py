@@ -166,6 +166,7 @@ class Bodies:
         self.plane_bodies: list[Any] = []
         self.joints: list[Any] = []
         self.friction_joints: dict[str, list[Any]] = {}
+        self._joint_defs: list[tuple[Any, str, dict[str, Any]]] = []  # (joint, b2World factory, its arguments)
         self.grids: list[GridObstacles] = []
         self.max_radius: dict[str, float] = {}
         self._wheel_fixtures: dict[str, list[Any]] = {}
@@ -265,9 +266,9 @@ class Bodies:
             fjs = []
             for sx in (1.0, -1.0):
                 local = (sx * max_r, 0.0)
-                fjs.append(self.b2world.CreateFrictionJoint(
-                    bodyA=self.ground, bodyB=body, localAnchorA=tuple(body.GetWorldPoint(local)), localAnchorB=local,
-                    maxForce=max_force, maxTorque=0.0, collideConnected=False))
+                fjs.append(self._joint("CreateFrictionJoint", bodyA=self.ground, bodyB=body,
+                                       localAnchorA=tuple(body.GetWorldPoint(local)), localAnchorB=local,
+                                       maxForce=max_force, maxTorque=0.0, collideConnected=False))
             self.friction_joints[b.name] = fjs
         self._set_initial_velocity(body, b.sim.init_vel, yaw)
 
@@ -294,14 +295,19 @@ class Bodies:
                 m_eff = ma * mb / (ma + mb) if ma > 0 and mb > 0 else max(ma, mb)
                 omega = math.sqrt(p.stiffness / m_eff) if m_eff > 0 else 0.0
                 zeta = p.damping / (2.0 * m_eff * omega) if omega > 0 else 0.0
-                self.joints.append(self.b2world.CreateDistanceJoint(length=float(p.max_length),
-                                                                    frequencyHz=omega / (2 * math.pi),
-                                                                    dampingRatio=zeta, **common))
-            self.joints.append(self.b2world.CreateRopeJoint(maxLength=float(p.max_length), **common))
+                self.joints.append(self._joint("CreateDistanceJoint", length=float(p.max_length),
+                                               frequencyHz=omega / (2 * math.pi), dampingRatio=zeta, **common))
+            self.joints.append(self._joint("CreateRopeJoint", maxLength=float(p.max_length), **common))
         else:
-            self.joints.append(self.b2world.CreateRevoluteJoint(
-                referenceAngle=float(bb.angle - ba.angle), enableLimit=bool(p.enable_limit),
+            self.joints.append(self._joint(
+                "CreateRevoluteJoint", referenceAngle=float(bb.angle - ba.angle), enableLimit=bool(p.enable_limit),
                 lowerAngle=float(p.lower_angle_deg), upperAngle=float(p.upper_angle_deg), **common))
+
+    def _joint(self, factory: str, **kwargs: Any) -> Any:
+        """A joint made by ``b2world.<factory>(**kwargs)``, remembered so that :meth:`restart` can make it anew."""
+        joint = getattr(self.b2world, factory)(**kwargs)
+        self._joint_defs.append((joint, factory, kwargs))
+        return joint
 
     def _joint_body(self, name: str, j: Joint) -> Any:
         body = self.vehicle_bodies.get(name) or self.block_bodies.get(name)
@@ -452,6 +458,48 @@ class Bodies:
         dx, dy = c * lx - s * ly, s * lx + c * ly
         body.linearVelocity = (vx - w * dy, vy + w * dx)
         body.angularVelocity = w
+
+    def restart(self, name: str, x: float, y: float, yaw: float) -> None:
+        """Put body ``name`` at (x, y) m, ``yaw`` rad (world frame), at rest, with its contacts and joints made anew:
+        after a blow-up their accumulated impulses are NaN, and Box2D would warm-start the next step with them. Its
+        contacts are dropped (Box2D finds them again, cold, in the next step) and each joint attached to it is
+        destroyed and created again from the same definition (joints of other bodies are untouched)."""
+        body = self._body(name)
+        body.transform = ((float(x), float(y)), float(yaw))
+        body.linearVelocity = (0.0, 0.0)
+        body.angularVelocity = 0.0
+        body.active = False  # destroys its contacts and broad-phase proxies
+        body.active = True
+        for i, (joint, factory, kwargs) in enumerate(self._joint_defs):
+            if kwargs["bodyA"] is not body and kwargs["bodyB"] is not body:
+                continue
+            self.b2world.DestroyJoint(joint)
+            new = getattr(self.b2world, factory)(**kwargs)
+            self._joint_defs[i] = (new, factory, kwargs)
+            for group in (self.joints, *self.friction_joints.values()):
+                if joint in group:
+                    group[group.index(joint)] = new
+
+    def remember_static(self) -> None:
+        """Record where every static body of the Box2D world is (they never move), for :meth:`heal_static`; called
+        once everything is built."""
+        self._static_home = [(b, tuple(b.position), float(b.angle)) for b in self.b2world.bodies
+                             if b.type == Box2D.b2_staticBody]
+
+    def heal_static(self) -> int:
+        """Put back every static body whose pose or velocity became NaN/inf: Box2D writes the solver's velocities
+        back to the static bodies of an island too (0 · NaN = NaN), so a body that blew up poisons the ground its
+        friction joints hold on to and the walls it touches. Returns how many were put back."""
+        healed = 0
+        for body, pos, angle in getattr(self, "_static_home", ()):
+            p, v = body.position, body.linearVelocity
+            if all(math.isfinite(c) for c in (p[0], p[1], body.angle, v[0], v[1], body.angularVelocity)):
+                continue
+            body.type = Box2D.b2_kinematicBody  # a change of type is what zeroes a static body's velocity
+            body.type = Box2D.b2_staticBody
+            body.transform = (pos, angle)
+            healed += 1
+        return healed
 
     def set_pose(self, name: str, x: float, y: float, yaw: float) -> None:
         """Teleport a body's origin to (x, y) m, ``yaw`` rad (world frame); velocities are kept."""

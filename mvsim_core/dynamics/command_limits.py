@@ -12,6 +12,16 @@ Each dynamics class declares its default limits (``VehicleDynamics.command_limit
 ``vehicle.command_limits = vehicle.command_limits.replace(max_speed=1.5)``. Setpoints written in the world file
 (``V``, ``W``, ``STEER_ANG``, raw torques) are initial states, not commands: they are not clamped.
 
+Placing an object (:meth:`World.set_pose <mvsim_core.world.World.set_pose>`, ``World.set_velocity``,
+``World.spawn(pose=...)`` and the ZMQ / ROS services built on them) follows the same rule through
+:func:`checked_pose` and :func:`checked_velocity`:
+
+* a NaN or infinite value refuses the request with :class:`~mvsim_core.errors.StateValueError` (naming the field);
+* a position or angle beyond :data:`MAX_POSITION` (|x|, |y| in m, |yaw| in rad) is refused too: a place cannot be
+  clamped into a meaningful one;
+* a velocity beyond the object's limits is clamped (a vehicle: its ``command_limits``' ``max_speed`` on each of vx,
+  vy and ``max_omega`` on ω; a block: :data:`BLOCK_LIMITS`), logged once per object and field like commands.
+
 Units: m/s, rad/s, rad, N·m; twists in the vehicle frame (x forward, y left).
 """
 
@@ -22,9 +32,15 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields, replace
 
-from mvsim_core.errors import CommandValueError
+from mvsim_core.errors import CommandValueError, StateValueError
+from mvsim_core.xml.params import MAX_MAGNITUDE
 
 log = logging.getLogger("mvsim_core.commands")
+
+MAX_POSITION = MAX_MAGNITUDE
+"""Largest |x|, |y| (m) and |yaw| (rad) an object may be placed at: the bound every number of a world file has
+(:data:`mvsim_core.xml.params.MAX_MAGNITUDE`, 1e9). Beyond it Box2D's float32 state overflows or loses all
+precision."""
 
 
 @dataclass(frozen=True)
@@ -129,3 +145,42 @@ class CommandGate:
             log.warning("vehicle '%s': %s = %g %s is beyond its limit of %g %s; clamped (Vehicle.command_limits; "
                         "said once per vehicle and field)", self.vehicle, name, value, unit, limit, unit)
         return math.copysign(limit, value)
+
+
+BLOCK_LIMITS = CommandLimits(max_speed=100.0, max_omega=100.0)
+"""The fastest a block may be set moving (``World.set_velocity``): 100 m/s on each of vx, vy and 100 rad/s, a tenth
+of the speed the physics treats as a blow-up (:data:`mvsim_core.dynamics.physics.RUNAWAY_SPEED`)."""
+
+
+def checked_pose(verb: str, name: str, x: float, y: float, yaw: float) -> tuple[float, float, float]:
+    """(x, y, yaw) as floats (m, m, rad, world frame) when each is finite and within ±:data:`MAX_POSITION`.
+
+    Raises:
+        StateValueError: the first value that is not (``verb`` and ``name`` go into its message).
+    """
+    x, y, yaw = _bounded(verb, name, (("x", x, "m"), ("y", y, "m"), ("yaw", yaw, "rad")), MAX_POSITION)
+    return x, y, yaw
+
+
+def checked_velocity(verb: str, name: str, gate: CommandGate, vx: float, vy: float, wz: float
+                     ) -> tuple[float, float, float]:
+    """(vx, vy, ω) (m/s, m/s, rad/s) refused when not finite, then clamped by ``gate`` (its ``max_speed`` on vx and
+    vy, ``max_omega`` on ω; the first clamp of each field logged).
+
+    Raises:
+        StateValueError: a NaN or infinite value.
+    """
+    vx, vy, wz = _bounded(verb, name, (("vx", vx, "m/s"), ("vy", vy, "m/s"), ("wz", wz, "rad/s")), math.inf)
+    return gate.twist(vx, vy, wz)
+
+
+def _bounded(verb: str, name: str, named: Iterable[tuple[str, float, str]], bound: float) -> tuple[float, ...]:
+    out = []
+    for field, value, unit in named:
+        v = float(value)
+        if not math.isfinite(v):
+            raise StateValueError(verb, name, field, v, math.inf, unit)
+        if abs(v) > bound:
+            raise StateValueError(verb, name, field, v, bound, unit)
+        out.append(v)
+    return tuple(out)

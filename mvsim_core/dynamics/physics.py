@@ -13,6 +13,10 @@
 5. :meth:`Physics.post_step`: read poses and velocities back, impose the twist of ideal controllers, integrate wheel
    spin angles, update noisy odometry, collision flags and block poses, and check that nothing became NaN or ran away.
 
+A vehicle or block that blows up (NaN/inf, a runaway velocity, a non-finite friction force or wheel spin) is reset to
+its last finite pose, at rest, and reported (:mod:`mvsim_core.dynamics.faults`); the others go on untouched. A
+strict world (``World.strict``) raises :class:`SimulationError` instead.
+
 State lives in arrays indexed by vehicle (in the world's vehicle order) and by wheel; the ``Vehicle`` objects read
 their pose, twist and odometry from here on demand.
 
@@ -27,6 +31,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from mvsim_core.dynamics.faults import Blowup
 from mvsim_core.dynamics.friction.base import P_CRR, P_MU
 from mvsim_core.dynamics.vehicle_kernels import post_update, vehicle_forces
 from mvsim_core.dynamics.wheels import WheelArrays
@@ -39,7 +44,8 @@ RUNAWAY_SPEED = 1000.0  # m/s or rad/s: beyond this a body is considered to have
 
 
 class SimulationError(MvsimError):
-    """The simulation produced NaN/inf or runaway velocities."""
+    """The simulation produced NaN/inf or runaway velocities (raised only by a strict world; otherwise the object is
+    reset and the fault recorded, see :mod:`mvsim_core.dynamics.faults`)."""
 
 
 class Physics:
@@ -85,6 +91,7 @@ class Physics:
         self.state = self.bodies.read_states(self.names) if n else np.zeros((0, 6))
         self._settle_on_terrain()
         self.terrain_obstacles = TerrainObstacles(self.bodies, self.terrain, self.vehicles)
+        self.bodies.remember_static()
         self.odo_prev = self.state[:, :3].copy()
         self.odometry = np.zeros((n, 3))
         self.odo_mult = np.array([v.odometry_multipliers for v in self.vehicles], dtype=float).reshape(n, 3)
@@ -100,8 +107,10 @@ class Physics:
         in_batch = {k for k, _ in batched}
         self.individual = [v for k, v in enumerate(self.vehicles) if k not in in_batch]
         self.passive = np.array([v.controller.ideal_twist() is not None for v in self.vehicles], dtype=np.bool_)
-        post_update(self.state, self.twist, self.odo_prev.copy(), np.zeros((n, 3)), self.odo_mult,
-                    np.zeros(0), np.zeros(0), 0.0, RUNAWAY_SPEED)  # fills twist only
+        self.faulty = np.zeros(n, dtype=np.bool_)  # vehicles found blown up in this step (reset at its end)
+        post_update(self.state, self.twist, self.odo_prev.copy(), np.zeros((n, 3)), self.odo_mult, np.zeros(0),
+                    np.zeros(0), np.zeros(0, dtype=np.int64), 0.0, math.inf, self.faulty)  # fills twist only
+        self.faulty[:] = False
         self.steps = 0
         self._colliding: set[str] = set()
         for k, v in enumerate(self.vehicles):
@@ -280,9 +289,11 @@ class Physics:
             self._apply_regions()
         if w.n == 0:
             return
+        # a vehicle whose force is NaN/inf gets none (flagged in self.faulty, reset after the step): Box2D never
+        # sees a non-finite number
         vehicle_forces(self.twist, self.state[:, 2], self.com, self.passive, w.vehicle, w.x, w.y, w.model, w.params,
                        w.yaw, w.radius, w.mass, w.iyy, w.omega, w.torque, w.fz, w.slope_x, w.slope_y, self.gravity,
-                       dt, w.vx, w.vy, w.fx, w.fy, self.forces)
+                       dt, w.vx, w.vy, w.fx, w.fy, self.forces, self.faulty)
         self.bodies.apply(self.names, self.forces[:, 0], self.forces[:, 1], self.forces[:, 2])
 
     def box2d_step(self, dt: float) -> None:
@@ -307,30 +318,41 @@ class Physics:
             if crr is not None:
                 w.params[i, P_CRR] = float(crr)
 
-    def post_step(self, dt: float) -> None:
+    def post_step(self, dt: float) -> list[Blowup]:
         """Stage 5: impose the twists of ideal controllers, read poses and velocities back, integrate wheel spin
         angles and odometry over ``dt`` s, update collision flags and the poses of dynamic blocks.
 
+        Returns:
+            The vehicles and blocks that blew up in this step (usually none), each already put back at its last
+            finite pose, at rest (the World then resets their controllers and records the faults).
+
         Raises:
-            SimulationError: a body or a wheel spin became NaN/inf or ran away.
+            SimulationError: in a strict world, a body or a wheel spin became NaN/inf or ran away.
         """
         w = self.wheels
         if self.passive.any():
             self._impose_ideal_twists()
         if self.vehicles:
             self.state[:] = self.bodies.read_states(self.names)
-        bad = post_update(self.state, self.twist, self.odo_prev, self.odometry, self.odo_mult, w.omega, w.phi, dt,
-                          RUNAWAY_SPEED)
-        if bad != -1:
-            self._raise_blowup(bad)
-        self._collisions()
+        blown: list[Blowup] = []
+        if post_update(self.state, self.twist, self.odo_prev, self.odometry, self.odo_mult, w.omega, w.phi,
+                       w.vehicle, dt, RUNAWAY_SPEED, self.faulty):
+            blown = self._vehicle_blowups()
         for name in self.dynamic_blocks:
             b = self.bodies.block_bodies[name]
             blk = self.world.blocks[name]
             p = b.position
+            x, y, a = float(p[0]), float(p[1]), float(b.angle)
+            if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(a)):
+                blown.append(self._block_blowup(name, b))
+                continue
             _, _, z, _, pitch, roll = blk.pose
-            blk.state_pose = (float(p[0]), float(p[1]), z, float(b.angle), pitch, roll)
+            blk.state_pose = (x, y, z, a, pitch, roll)
+        if blown:
+            self.bodies.heal_static()
+        self._collisions()
         self.steps += 1
+        return blown
 
     def _impose_ideal_twists(self) -> None:
         """Ideal controllers: set the body velocity to the commanded twist; the wheels roll without slip."""
@@ -374,16 +396,74 @@ class Physics:
                 obj.had_collision = True
         self._colliding = now
 
-    def _raise_blowup(self, k: int) -> None:
-        t = self.world.time + self.world.timestep
-        if k >= 0:
+    # ------------------------------------------------------------------ blow-ups
+    def _vehicle_blowups(self) -> list[Blowup]:
+        """The vehicles flagged in :attr:`faulty`, each put back at its last finite pose (``odo_prev``, which
+        ``post_update`` left alone for them), at rest: body velocity, wheel spins, torques and forces zero.
+
+        Raises:
+            SimulationError: in a strict world (the first of them).
+        """
+        out = []
+        w = self.wheels
+        for k in np.flatnonzero(self.faulty).tolist():
+            name, veh = self.names[k], self.vehicles[k]
             st = self.state[k]
-            what = "NaN/inf" if not np.isfinite(st).all() else "a runaway velocity"
-            raise SimulationError(f"vehicle '{self.names[k]}' has {what} at step {self.steps + 1} (t = {t:.4f} s): "
-                                  f"x, y, yaw, vx, vy, ω = {[float(a) for a in st]}; check its masses, wheel "
-                                  f"inertias, controller gains and the timestep")
-        i = int(np.flatnonzero(~np.isfinite(self.wheels.omega))[0])
-        k = int(self.wheels.vehicle[i])
-        raise SimulationError(f"vehicle '{self.names[k]}': wheel {i - int(self.wheels.start[k]) + 1} spin became "
-                              f"NaN/inf at step {self.steps + 1} (t = {t:.4f} s); check the wheel inertia and the "
-                              f"friction parameters")
+            a, b = int(w.start[k]), int(w.start[k + 1])
+            spins = np.flatnonzero(~np.isfinite(w.omega[a:b]))
+            if not np.isfinite(st).all():
+                what = "NaN/inf in its state"
+            elif np.abs(st[3:]).max() > RUNAWAY_SPEED:
+                what = f"a runaway velocity (beyond {RUNAWAY_SPEED:g} m/s or rad/s)"
+            elif len(spins):
+                what = f"wheel {int(spins[0]) + 1} spin became NaN/inf"
+            else:
+                what = "its friction force or torque became NaN/inf (not applied)"
+            if getattr(self.world, "strict", False):
+                self._raise_blowup(k, what)
+            x, y, yaw = (float(v) for v in self.odo_prev[k])
+            if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(yaw)):
+                x, y, _, yaw, _, _ = veh.sim.pose
+            self.bodies.restart(name, x, y, yaw)
+            state = tuple(float(v) for v in st)
+            self.state[k] = (x, y, yaw, 0.0, 0.0, 0.0)
+            self.odo_prev[k] = (x, y, yaw)
+            self.twist[k] = 0.0
+            self.forces[k] = 0.0
+            for arr in (w.omega, w.torque, w.fx, w.fy, w.vx, w.vy):
+                arr[a:b] = 0.0
+            w.phi[a:b] = np.where(np.isfinite(w.phi[a:b]), w.phi[a:b], 0.0)
+            _, _, z0, _, pitch0, roll0 = veh.sim.pose
+            for arr, v0 in ((self.z, z0), (self.pitch, pitch0), (self.roll, roll0)):
+                if not math.isfinite(arr[k]):
+                    arr[k] = v0
+            if self.pid_batch is not None:
+                self.pid_batch.reset_member(k)
+            out.append(Blowup(name, "vehicle", what, state, (x, y, yaw)))
+        self.faulty[:] = False
+        return out
+
+    def _block_blowup(self, name: str, body) -> Blowup:
+        """A dynamic block whose Box2D pose became NaN/inf, put back at its last finite pose, at rest.
+
+        Raises:
+            SimulationError: in a strict world.
+        """
+        blk = self.world.blocks[name]
+        p, v = body.position, body.linearVelocity
+        state = (float(p[0]), float(p[1]), float(body.angle), float(v[0]), float(v[1]), float(body.angularVelocity))
+        what = "NaN/inf in its state"
+        if getattr(self.world, "strict", False):
+            t = self.world.time + self.world.timestep
+            raise SimulationError(f"block '{name}' has {what} at step {self.steps + 1} (t = {t:.4f} s): x, y, yaw, "
+                                  f"vx, vy, ω = {list(state)}; check its mass, its shape and what pushes it")
+        x, y, _, yaw, _, _ = blk.pose  # the last finite one (state_pose, else the declared pose)
+        self.bodies.restart(name, x, y, yaw)
+        return Blowup(name, "block", what, state, (x, y, yaw))
+
+    def _raise_blowup(self, k: int, what: str) -> None:
+        t = self.world.time + self.world.timestep
+        st = self.state[k]
+        raise SimulationError(f"vehicle '{self.names[k]}': {what} at step {self.steps + 1} (t = {t:.4f} s): x, y, "
+                              f"yaw, vx, vy, ω = {[float(a) for a in st]}; check its masses, wheel inertias, "
+                              f"controller gains, friction parameters and the timestep")

@@ -19,8 +19,9 @@ def vehicle_forces(twist: np.ndarray, yaw_v: np.ndarray, com: np.ndarray, passiv
                    x: np.ndarray, y: np.ndarray, model: np.ndarray, params: np.ndarray, yaw: np.ndarray,
                    radius: np.ndarray, mass: np.ndarray, iyy: np.ndarray, omega: np.ndarray, torque: np.ndarray,
                    fz: np.ndarray, gsx: np.ndarray, gsy: np.ndarray, g: float, dt: float, wvx: np.ndarray,
-                   wvy: np.ndarray, wfx: np.ndarray, wfy: np.ndarray, out: np.ndarray) -> None:
-    """Friction at every wheel and the resulting force and torque on every vehicle.
+                   wvy: np.ndarray, wfx: np.ndarray, wfy: np.ndarray, out: np.ndarray, bad: np.ndarray) -> int:
+    """Friction at every wheel and the resulting force and torque on every vehicle; returns how many vehicles got a
+    force or torque that is not finite (their row of ``out`` is zeroed and ``bad`` set: Box2D never sees it).
 
     Each wheel pushes the vehicle with its friction force plus the gravity component along the slope (``gsx``,
     ``gsy``); on a slope at rest the two cancel, which keeps parked vehicles in place.
@@ -33,6 +34,7 @@ def vehicle_forces(twist: np.ndarray, yaw_v: np.ndarray, com: np.ndarray, passiv
             :class:`mvsim_core.dynamics.wheels.WheelArrays`. torque: controller torque (negative drives forward).
         wvx, wvy, wfx, wfy: outputs per wheel — velocity and friction force in the vehicle frame.
         out: (V, 3) output: world-frame force (N) at the COM and torque about it (N·m).
+        bad: (V,) set to True for each vehicle whose force or torque is NaN/inf (left as it is for the others).
     """
     out[:, :] = 0.0
     for i in range(veh.shape[0]):
@@ -53,26 +55,51 @@ def vehicle_forces(twist: np.ndarray, yaw_v: np.ndarray, com: np.ndarray, passiv
         out[k, 0] += fx
         out[k, 1] += fy
         out[k, 2] += (x[i] - com[k, 0]) * fy - (y[i] - com[k, 1]) * fx
+    n_bad = 0
     for k in range(out.shape[0]):
         c = math.cos(yaw_v[k])
         s = math.sin(yaw_v[k])
         fx = out[k, 0]
         out[k, 0] = c * fx - s * out[k, 1]
         out[k, 1] = s * fx + c * out[k, 1]
+        if not (math.isfinite(out[k, 0]) and math.isfinite(out[k, 1]) and math.isfinite(out[k, 2])):
+            out[k, 0] = 0.0
+            out[k, 1] = 0.0
+            out[k, 2] = 0.0
+            bad[k] = True
+            n_bad += 1
+    return n_bad
 
 
 @njit(cache=True)
 def post_update(state: np.ndarray, twist: np.ndarray, prev: np.ndarray, odo: np.ndarray, mult: np.ndarray,
-                omega: np.ndarray, phi: np.ndarray, dt: float, runaway: float) -> int:
-    """After Box2D: body-frame twists, wheel spin angles, noisy odometry; returns the index of the first vehicle
-    whose state is NaN/inf or faster than ``runaway`` (m/s or rad/s), −2 for a non-finite wheel spin, or −1.
+                omega: np.ndarray, phi: np.ndarray, wveh: np.ndarray, dt: float, runaway: float,
+                bad: np.ndarray) -> int:
+    """After Box2D: body-frame twists, wheel spin angles, noisy odometry, and the check for blow-ups.
+
+    A vehicle is bad when ``bad`` says so already (a non-finite force, see :func:`vehicle_forces`), when its state is
+    NaN/inf or faster than ``runaway`` (m/s or rad/s), or when one of its wheels (``wveh``: each wheel's vehicle)
+    spins at NaN/inf; ``bad`` is set for it and its twist, odometry and previous pose (``prev``, then its last
+    finite pose) are left as they were. Returns how many vehicles are bad.
 
     Odometry: (dx, dy, dyaw) = pose increment in the previous pose's frame, times the multipliers, composed onto
     the odometry pose.
     """
     two_pi = 2.0 * math.pi
-    bad = -1
+    for i in range(omega.shape[0]):
+        if not math.isfinite(omega[i]):
+            bad[wveh[i]] = True
+    n_bad = 0
     for k in range(state.shape[0]):
+        if not bad[k]:
+            for j in range(6):
+                v = state[k, j]
+                if not math.isfinite(v) or (j >= 3 and abs(v) > runaway):
+                    bad[k] = True
+                    break
+        if bad[k]:
+            n_bad += 1
+            continue
         a = state[k, 2]
         c = math.cos(a)
         s = math.sin(a)
@@ -94,18 +121,10 @@ def post_update(state: np.ndarray, twist: np.ndarray, prev: np.ndarray, odo: np.
         prev[k, 0] = state[k, 0]
         prev[k, 1] = state[k, 1]
         prev[k, 2] = a
-        if bad == -1:
-            for j in range(6):
-                v = state[k, j]
-                if not math.isfinite(v) or (j >= 3 and abs(v) > runaway):
-                    bad = k
-                    break
     for i in range(omega.shape[0]):
-        if not math.isfinite(omega[i]):
-            if bad == -1:
-                bad = -2
+        if bad[wveh[i]]:
             continue
         phi[i] += omega[i] * dt
         if abs(phi[i]) > 1e4:  # keep precision: wrap, keeping the sign (C fmod)
             phi[i] = math.copysign(abs(phi[i]) % two_pi, phi[i])
-    return bad
+    return n_bad

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
-from mvsim_core.errors import ControllerError
+from mvsim_core.errors import CommandValueError, ControllerError
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.flow import expanded
 from mvsim_core.xml.node import XmlNode
@@ -227,6 +227,17 @@ class Controller:
         return self.params.where.get(name, self.node)
 
     # ------------------------------------------------------------------ commands
+    def _finite(self, *named: tuple[str, float]) -> None:
+        """Refuse a command with a NaN or infinite value (commands given to the controller directly; the vehicle's
+        verbs check and clamp before, :mod:`mvsim_core.dynamics.command_limits`).
+
+        Raises:
+            CommandValueError: naming the field.
+        """
+        for field, value in named:
+            if not math.isfinite(value):
+                raise CommandValueError("", field, value, owner=f'controller "{self.xml_class}"')
+
     def accepts(self, kind: Command) -> bool:
         """Whether the controller takes commands of this kind."""
         return kind in self.commands
@@ -303,7 +314,12 @@ class TwistController(Controller):
         self.setpoint = Twist2D(float(self.params.get("V", 0.0)), 0.0, float(self.params.get("W", 0.0)))
 
     def set_twist(self, vx: float, vy: float, omega: float) -> None:
-        """Command a body-frame twist (m/s, m/s, rad/s)."""
+        """Command a body-frame twist (m/s, m/s, rad/s), as given (``Vehicle.set_twist`` clamps it first).
+
+        Raises:
+            CommandValueError: a NaN or infinite value (the last good command stays).
+        """
+        self._finite(("vx", float(vx)), ("vy", float(vy)), ("wz", float(omega)))
         self.setpoint = Twist2D(float(vx), float(vy), float(omega))
         if self._bound is not None:
             self._bound[0], self._bound[1] = self.setpoint.vx, self.setpoint.omega
@@ -320,6 +336,7 @@ class TwistController(Controller):
         if not wheelbase:
             raise ControllerError(f'controller "{self.xml_class}" needs the vehicle\'s wheelbase to turn a steering '
                                   f'angle into a twist (use Vehicle.drive)')
+        self._finite(("speed", float(speed)), ("steer", float(steer)))
         speed = float(speed)
         self.set_twist(speed, 0.0, speed * math.tan(float(steer)) / float(wheelbase))
 

@@ -41,7 +41,12 @@ class FrontSteerPid(Controller):
 
     def drive(self, speed: float, steer: float, wheelbase: float | None = None) -> None:
         """Command a forward speed (m/s) and a steering angle (rad, as given: the control law clamps it to the
-        vehicle's maximum); ``wheelbase`` is not needed."""
+        vehicle's maximum); ``wheelbase`` is not needed.
+
+        Raises:
+            CommandValueError: a NaN or infinite value (the last good command stays).
+        """
+        self._finite(("speed", float(speed)), ("steer", float(steer)))
         self.speed = float(speed)
         self.steer_angle = float(steer)
 

@@ -50,8 +50,11 @@ class RawController(Controller):
 
         Raises:
             ControllerError: a wrong number of torques, or a steering angle for a vehicle that does not steer.
+            CommandValueError: a NaN or infinite value (the last good command stays).
         """
         values = tuple(float(t) for t in torques)
+        self._finite(*((f"torques[{i}]", v) for i, v in enumerate(values)),
+                     *((("steer", float(steer)),) if steer is not None else ()))
         if len(values) != len(self.TORQUE_NAMES):
             raise ControllerError(f'controller "raw" ({self.family.value}) takes {len(self.TORQUE_NAMES)} torques '
                                   f'({", ".join(self.TORQUE_NAMES)}), got {len(values)}')

@@ -108,6 +108,16 @@ class TwistPidBatch:
             if i is not None:
                 self.integ[j], self.prev[j], self.first[j] = old.integ[i], old.prev[i], old.first[i]
 
+    def reset_member(self, vehicle_index: int) -> None:
+        """Clear the PID state (integrals, previous errors) of the member at this vehicle index, if it is one (a
+        vehicle reset after a blow-up)."""
+        for j, (vi, _) in enumerate(self.members):
+            if vi == vehicle_index:
+                self.integ[j] = 0.0
+                self.prev[j] = 0.0
+                self.first[j] = True
+                self.out[j] = 0.0
+
     def run(self, omega: np.ndarray, torque: np.ndarray, dt: float) -> None:
         """Compute and write the torques of every member's wheels."""
         _twist_pid_kernel(self.sp, self.d, self.il, self.ir, self.rl, self.rr, self.yl, omega, self.gains,

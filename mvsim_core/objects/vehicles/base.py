@@ -298,6 +298,12 @@ class Vehicle:
             raise TypeError(f"command_limits must be a CommandLimits, not {type(limits).__name__}")
         self._command_gate().limits = limits
 
+    @property
+    def command_gate(self) -> CommandGate:
+        """The gate every command and velocity given to this vehicle goes through (refuses NaN/inf, clamps to
+        :attr:`command_limits`; :mod:`mvsim_core.dynamics.command_limits`)."""
+        return self._command_gate()
+
     def _command_gate(self) -> CommandGate:
         if self._gate is None:
             self._gate = CommandGate(self.name, self.dynamics.command_limits(self.chassis.mass))

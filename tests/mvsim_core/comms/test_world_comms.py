@@ -133,7 +133,62 @@ def test_unknown_objects_and_refused_twists(served):
     assert _twist(caller, "r1", float("nan"), 0, 0).errorMessage == ("vehicle 'r1': vx is nan; command ignored, the "
                                                                      "last good one stays")
     s = _set(caller, "r1", float("inf"), 0, 0)
-    assert (s.success, s.errorMessage) == (False, "pose has NaN or infinite values")
+    assert (s.success, s.errorMessage) == (False, "set_pose('r1'): pose.x is inf; it must be a finite number; "
+                                                  "refused, nothing changed")
+
+
+ABSURD = (math.nan, math.inf, -math.inf, 1e30, -1e30, 1e308)
+POSE_FIELDS = ("x", "y", "z", "yaw", "pitch", "roll")
+TWIST_FIELDS = ("vx", "vy", "vz", "wx", "wy", "wz")
+
+
+def test_absurd_values_in_every_field_of_every_service_leave_the_world_running(served):
+    """NaN, ±inf, ±1e30 and 1e308 in each field of set_pose (absolute and relative) and set_controller_twist: the
+    answer names the field (poses: refused beyond ±1e9; twists: NaN/inf refused, finite ones clamped), nothing moves
+    out of bounds, and the world steps on with finite poses."""
+    world, _, caller = served
+    r1, r2 = world.vehicles["r1"], world.vehicles["r2"]
+    assert _twist(caller, "r1", 0.5, 0.0, 0.1).success
+    for name in ("r1", "r2", "box1"):
+        for relative_ in (False, True):
+            for field in POSE_FIELDS:
+                for bad in ABSURD:
+                    before = world.object(name).pose
+                    req = SrvSetPose_pb2.SrvSetPose(objectId=name, relativeIncrement=relative_)
+                    for f in POSE_FIELDS:
+                        setattr(req.pose, f, bad if f == field else 0.0)
+                    a = caller.call_service("set_pose", req, SrvSetPoseAnswer_pb2.SrvSetPoseAnswer)
+                    unit = "m" if field in "xyz" else "rad"
+                    why = (f"pose.{field} is {bad}; it must be a finite number" if not math.isfinite(bad) else
+                           f"pose.{field} = {bad:g} {unit} is beyond ±1e+09 {unit}")
+                    assert (a.success, a.errorMessage) == (False, f"set_pose('{name}'): {why}; refused, nothing "
+                                                                  f"changed")
+                    assert world.object(name).pose == before
+    for field in TWIST_FIELDS:
+        for bad in ABSURD:
+            req = SrvSetControllerTwist_pb2.SrvSetControllerTwist(objectId="r1")
+            for f in TWIST_FIELDS:
+                setattr(req.twistSetPoint, f, bad if f == field else 0.0)
+            a = caller.call_service("set_controller_twist", req,
+                                    SrvSetControllerTwistAnswer_pb2.SrvSetControllerTwistAnswer)
+            if math.isfinite(bad):
+                assert (a.success, a.errorMessage) == (True, "")  # clamped (vz, wx, wy: not used)
+            else:
+                assert (a.success, a.errorMessage) == (False, f"vehicle 'r1': {field} is {bad}; command ignored, "
+                                                              f"the last good one stays")
+    lim = r1.command_limits
+    assert tuple(r1.controller.setpoint) == (0.0, 0.0, lim.max_omega)  # the last one: wz = 1e308, clamped
+    # a relative increment within bounds whose result is not: refused after composing, nothing moves
+    assert _set(caller, "r2", 6e8, 0.0, 0.0).success
+    a = _set(caller, "r2", 9e8, 0.0, 0.0, relative_=True)
+    assert (a.success, a.errorMessage) == (False, "set_pose('r2'): x = 1.5e+09 m is beyond ±1e+09 m; refused, "
+                                                  "nothing changed")
+    assert r2.pose[:2] == pytest.approx((6e8, 0.0), rel=1e-6)
+    assert _set(caller, "r2", 0.0, 5.0, 0.0).success
+    world.run(1.0)
+    assert all(math.isfinite(v) for o in ("r1", "r2", "box1") for v in world.object(o).pose)
+    assert r1.twist[2] == pytest.approx(lim.max_omega, rel=1e-6)
+    assert len(world.faults) == 0 and _get(caller, "r1").success
 
 
 def test_non_finite_twists_are_refused_and_large_ones_clamped(served):

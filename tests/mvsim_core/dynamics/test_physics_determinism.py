@@ -115,8 +115,10 @@ BOT = """<vehicle name="{name}">
 
 
 def test_nan_velocity_is_reported_with_vehicle_and_step(tmp_path):
+    """A strict world stops at the step (the default resets the vehicle: test_vehicle_faults.py)."""
     w = make_world(tmp_path, BOT.format(name="good", inertia="", x=0) + BOT.format(name="wrecked", inertia="", x=5),
                    dt=0.005)
+    w.strict = True
     w.run(0.05)  # 10 fine steps
     w.start().physics.bodies.vehicle_bodies["wrecked"].linearVelocity = (math.nan, 0.0)
     with pytest.raises(SimulationError) as ei:
@@ -126,10 +128,12 @@ def test_nan_velocity_is_reported_with_vehicle_and_step(tmp_path):
 
 
 def test_unstable_wheel_spin_is_reported_with_vehicle_and_step(tmp_path):
-    """Wheel inertia 1e-12 kg·m² and 1e6 N·m: explicit Euler on the wheel spin is unstable (each step overshoots the
-    rolling constraint by dt·(τ − R·F_max)/I ~ 5e15 rad/s, with alternating sign and growing), so ω overflows to
-    inf within a few dozen steps; the step that does it raises, naming the vehicle, the wheel and the step."""
+    """Strict world. Wheel inertia 1e-12 kg·m² and 1e6 N·m: explicit Euler on the wheel spin is unstable (each step
+    overshoots the rolling constraint by dt·(τ − R·F_max)/I ~ 5e15 rad/s, with alternating sign and growing), so ω
+    overflows to inf within a few dozen steps; the step that does it raises, naming the vehicle, the wheel and the
+    step."""
     w = make_world(tmp_path, BOT.format(name="spinner", inertia='inertia="1e-12"', x=0), dt=0.005)
+    w.strict = True
     v = w.vehicles["spinner"]
     v.controller.torque_l = v.controller.torque_r = -1e6
     done = 0
