@@ -174,6 +174,9 @@ def cast_grid(tiles: np.ndarray, ntx: int, coarse: np.ndarray, cntx: int, nx: in
                     r = nxt
                     nxt += 1
                     x, y = (ox[r] - x_min) * inv, (oy[r] - y_min) * inv
+                    if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(dx[r])
+                            and math.isfinite(dy[r])):
+                        continue  # a non-finite ray hits nothing
                     t0, t1 = _clip(nx, ny, x, y, dx[r], dy[r], out[r] * inv)
                     if t0 <= t1:
                         lane[k] = r

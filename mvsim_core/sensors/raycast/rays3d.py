@@ -149,6 +149,8 @@ def _trace(ox: float, oy: float, oz: float, dx: float, dy: float, dz: float, rea
            tab: np.ndarray, verts: np.ndarray, sec_start: np.ndarray, sec_items: np.ndarray,
            n_sectors: int) -> tuple[float, float]:
     """Nearest hit of one unit ray: (distance in m, inf if none before ``reach``; intensity of the surface)."""
+    if not abs(dx) + abs(dy) + abs(dz) < math.inf:  # a non-finite direction hits nothing (and its NaN
+        return math.inf, 0.0                         # pseudo-angle never becomes a sector index)
     best = reach
     inten = 0.0
     if dz != 0.0:

@@ -144,6 +144,8 @@ def _candidate(seg: np.ndarray, k: int, x0: float, y0: float, h: float, uz: bool
         return 0, 0
     pa = pseudo_angle(wx, wy)
     pb = pseudo_angle(wx + ex, wy + ey)
+    if not (pa >= 0.0 and pb >= 0.0):  # NaN: a non-finite origin or segment is never hit
+        return 0, 0
     span = pb - pa  # the segment subtends less than a half turn (2 in pseudo-angle units)
     if span > 2.0:
         span -= 4.0
@@ -205,8 +207,8 @@ def cast_segments(seg_s: np.ndarray, start: np.ndarray, items: np.ndarray, gx0: 
                and exclude[r1] == ex and (height[r1] == h or not uz)):
             reach = max(reach, out[r1])
             r1 += 1
-        if not vis or not reach > 0.0:
-            r0 = r1
+        if not vis or not reach > 0.0 or not (math.isfinite(x0) and math.isfinite(y0)):
+            r0 = r1  # (a ray from a non-finite origin hits nothing: its reach stays)
             continue
         # candidates
         nc = 0
@@ -273,6 +275,8 @@ def cast_segments(seg_s: np.ndarray, start: np.ndarray, items: np.ndarray, gx0: 
             if not best > 0.0:
                 continue
             ddx, ddy = dx[r], dy[r]
+            if not abs(ddx) + abs(ddy) < math.inf:  # a non-finite direction hits nothing (and its NaN
+                continue                            # pseudo-angle never becomes a sector index)
             sq = min(int(pseudo_angle(ddx, ddy) * scale), n_sectors - 1)
             for j in range(sec_start[sq], sec_start[sq + 1]):
                 k = sec_items[j]
