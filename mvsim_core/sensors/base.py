@@ -23,6 +23,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
+from mvsim_core.memory_budget import budget_message, over_budget
 from mvsim_core.objects.visual import Visual, parse_visuals
 from mvsim_core.world_options import MIN_TIMESTEP
 from mvsim_core.xml.context import ParseContext
@@ -125,6 +126,8 @@ class Sensor:
     COUNTS: ClassVar[tuple[str, ...]] = ()
     POSE_TAGS: ClassVar[tuple[str, ...]] = ("pose_3d",)
     DEFAULT_POSE: ClassVar[Pose3D] = ZERO_POSE
+    RAY_BYTES: ClassVar[int] = 0
+    """Bytes the simulator allocates per ray at each sample (range sensors; :meth:`_check_ray_count`)."""
     simulated: ClassVar[bool] = False
     """Whether the class produces observations (:meth:`sample_batch`); a class without is parsed, then warned about."""
 
@@ -225,6 +228,17 @@ class Sensor:
         if not lo < hi:
             raise ctx.error(self.where("min_range", "max_range"),
                             f"<min_range> ({lo:g} m) must be smaller than <max_range> ({hi:g} m)")
+
+    def _check_ray_count(self, ctx: ParseContext, n_rays: int, what: str, fix: str, *names: str) -> None:
+        """``n_rays`` rays within the memory budget (:mod:`mvsim_core.memory_budget`, :attr:`RAY_BYTES` each),
+        else a located error at the first of ``names`` written explicitly.
+
+        Args:
+            n_rays: rays per sample. what: them described (``"2D lidar of 100000000 rays"``).
+            fix: how to change the file. names: the parameters that set the count.
+        """
+        if over_budget(n_rays, self.RAY_BYTES):
+            raise ctx.error(self.where(*names), budget_message(what, n_rays, self.RAY_BYTES, fix))
 
     # ------------------------------------------------------------------ description
     @property

@@ -24,9 +24,17 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from mvsim_core.geometry.rotations import ypr_from_rotation
+from mvsim_core.memory_budget import budget_message, over_budget
 from mvsim_core.sensors.base import Pose3D, Sensor, count_param
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.params import Kind, Param
+
+MAX_IMAGE_SIDE = 16384
+"""Widest and highest image (px): the smallest framebuffer size OpenGL 4 guarantees."""
+
+PIXEL_BYTES = 24
+"""Bytes per pixel of a rendered image: the framebuffer's colour, optical-depth and depth-buffer attachments (12) and
+the images read back and measured (colour, depth, depth noise)."""
 
 CAMERA_DEFAULT_POSE: Pose3D = (0.0, 0.0, 0.5, math.radians(90.0), 0.0, math.radians(90.0))
 """Upstream's default optical-frame pose of cameras on the vehicle (m, rad)."""
@@ -145,6 +153,20 @@ def pinhole_from(sensor: Sensor, prefix: str = "") -> PinholeModel:
                         float(p[f"{prefix}cy"]), float(p[f"{prefix}fx"]), float(p[f"{prefix}fy"]))
 
 
+def check_image_size(sensor: Sensor, ctx: ParseContext, prefix: str = "") -> None:
+    """Error unless the image of the parameters written with ``prefix`` is at most :data:`MAX_IMAGE_SIDE` px on each
+    side and within the memory budget (:mod:`mvsim_core.memory_budget`, :data:`PIXEL_BYTES` per pixel)."""
+    cols, rows = f"{prefix}ncols", f"{prefix}nrows"
+    w, h = int(sensor.params[cols]), int(sensor.params[rows])
+    for name, v in ((cols, w), (rows, h)):
+        if v > MAX_IMAGE_SIDE:
+            raise ctx.error(sensor.where(name), f"<{name}> is {v} px; an image is at most {MAX_IMAGE_SIDE} px wide "
+                                                f"and high (what every OpenGL 4 renderer can draw)")
+    if over_budget(w * h, PIXEL_BYTES):
+        raise ctx.error(sensor.where(cols, rows), budget_message(f"a {w} x {h} image", w * h, PIXEL_BYTES,
+                                                                 f"use a smaller <{cols}> or <{rows}>"))
+
+
 def check_clip(sensor: Sensor, ctx: ParseContext, lo: str, hi: str) -> None:
     """Error unless clip distance ``lo`` < ``hi``."""
     a, b = float(sensor.params[lo]), float(sensor.params[hi])
@@ -219,3 +241,4 @@ class Camera(PinholeAccessors, Sensor):
 
     def _validate(self, ctx: ParseContext) -> None:
         check_clip(self, ctx, "clip_min", "clip_max")
+        check_image_size(self, ctx)

@@ -130,6 +130,9 @@ class Lidar2D(Sensor):
     )
 
     simulated: ClassVar[bool] = True
+    RAY_BYTES: ClassVar[int] = 192
+    """Per ray: ~14 float64 arrays (angles, their cosines and sines, reach, noise, directions, distances) and a few
+    smaller ones, kept per sensor list or made at each scan."""
 
     # ------------------------------------------------------------------ simulation
     @classmethod
@@ -244,6 +247,7 @@ class Lidar2D(Sensor):
             raise ctx.error(self.where("fov_degrees"),
                             f"<fov_degrees> must be in (0, 360] degrees (got {math.degrees(fov):g})")
         self._check_range_limits(ctx)
+        self._check_ray_count(ctx, self.nrays, f"a 2D lidar of {self.nrays} rays", "use a smaller <nrays>", "nrays")
 
 
 @dataclass

@@ -134,6 +134,9 @@ class Lidar3D(Sensor):
     )
 
     simulated: ClassVar[bool] = True
+    RAY_BYTES: ClassVar[int] = 128
+    """Per ray: its direction (3 float64), distance, intensity, noise, the occupancy-grid pass (7 float64) and the
+    returned point, ring, azimuth and range."""
 
     # ------------------------------------------------------------------ simulation
     @classmethod
@@ -243,6 +246,11 @@ class Lidar3D(Sensor):
         return f"{self.vert_nrays}×{self.horz_nrays} rays, {math.degrees(self.vert_fov):.4g}° vertical"
 
     def _validate(self, ctx: ParseContext) -> None:
+        self._validate_beams(ctx)
+        self._validate_size(ctx)
+
+    def _validate_beams(self, ctx: ParseContext) -> None:
+        """Apertures, range limits and the listed beam elevations (which then set ``vert_nrays``)."""
         p = self.params
         vfov = float(p["vert_fov_degrees"])
         if not (0.0 < vfov <= math.pi + 1e-9):
@@ -269,6 +277,15 @@ class Lidar3D(Sensor):
                                     f"{p['vert_nrays']} (line {p.where['vert_nrays'].line}); they must match")
         else:
             p["vert_nrays"] = len(listed)
+
+    def _validate_size(self, ctx: ParseContext) -> None:
+        """Rays per sweep within the memory budget."""
+        n = self.vert_nrays * self.horz_nrays
+        names = ("horz_nrays", "vert_nrays", "vertical_ray_angles")
+        if self.vert_nrays > self.horz_nrays:  # point at the larger factor
+            names = names[1:] + names[:1]
+        self._check_ray_count(ctx, n, f"a 3D lidar of {self.vert_nrays} x {self.horz_nrays} rays",
+                              "use a smaller <horz_nrays> or <vert_nrays>", *names)
 
 
 # ---------------------------------------------------------------------------------------------------- helpers

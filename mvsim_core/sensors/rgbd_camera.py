@@ -34,6 +34,7 @@ from mvsim_core.sensors.camera import (
     PinholeAccessors,
     PinholeModel,
     check_clip,
+    check_image_size,
     pinhole_from,
     pinhole_params,
     pose_of,
@@ -250,3 +251,7 @@ class RgbdCamera(PinholeAccessors, Sensor):
     def _validate(self, ctx: ParseContext) -> None:
         check_clip(self, ctx, "rgb_clip_min", "rgb_clip_max")
         check_clip(self, ctx, "depth_clip_min", "depth_clip_max")
+        if self.params["sense_depth"]:
+            check_image_size(self, ctx, "depth_")
+        if self.params["sense_rgb"]:
+            check_image_size(self, ctx, "rgb_")

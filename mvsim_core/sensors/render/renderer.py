@@ -324,6 +324,11 @@ class SceneRenderer:
         if key in self._targets:
             return self._targets[key]
         GL = self.GL
+        limit = min(int(GL.glGetIntegerv(GL.GL_MAX_RENDERBUFFER_SIZE)),
+                    *(int(v) for v in np.atleast_1d(GL.glGetIntegerv(GL.GL_MAX_VIEWPORT_DIMS))))
+        if not (1 <= width <= limit and 1 <= height <= limit):
+            raise RenderUnavailableError(f"cannot render a {width}×{height} image: this OpenGL renderer draws at most "
+                                         f"{limit}×{limit} pixels")
         fbo = int(GL.glGenFramebuffers(1))
         self._fbos.append(fbo)
         GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, fbo)

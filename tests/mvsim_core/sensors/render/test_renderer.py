@@ -214,3 +214,23 @@ def test_no_context_error_names_what_to_install():
     msg = out.stdout
     assert "glx" in msg and "PYOPENGL_PLATFORM=egl" in msg
     assert "libegl-mesa0" in msg and "libosmesa6" in msg and "PyOpenGL" in msg
+
+
+def test_image_larger_than_the_renderer_can_draw_is_refused(tmp_path):
+    """Cameras are checked at load (16384 px); a larger image asked of the renderer directly (the viewer sizes its
+    frames from the window) is a RenderUnavailableError naming the limit, not a raw GLError."""
+    from OpenGL import GL
+
+    from mvsim_core.sensors.render.renderer import RenderUnavailableError
+
+    r, _ = renderer_of(tmp_path, box("b", 3, -1, 4, 1, 0, 2))
+    with r.ctx.bound():
+        limit = min(int(GL.glGetIntegerv(GL.GL_MAX_RENDERBUFFER_SIZE)),
+                    *(int(v) for v in np.atleast_1d(GL.glGetIntegerv(GL.GL_MAX_VIEWPORT_DIMS))))
+    assert limit >= 8192
+    with pytest.raises(RenderUnavailableError) as e:
+        r.render(*look_along_x(), PinholeModel(1_000_000_000, 480, 320.0, 240.0, 500.0, 500.0), 0.01, 100.0)
+    assert str(e.value) == (f"cannot render a 1000000000×480 image: this OpenGL renderer draws at most "
+                            f"{limit}×{limit} pixels")
+    f = r.render(*look_along_x(), K, 0.01, 100.0)  # the renderer still works
+    assert f.depth[120, 160] == pytest.approx(3.0, abs=1e-4)
