@@ -310,6 +310,11 @@ class _Loader:
         if g.world_is_utm and g.latitude == 0.0 and g.longitude == 0.0:
             raise self.ctx.error(g.where.get("world_is_utm", node),
                                  "world_is_utm needs <latitude> and <longitude> of the reference point")
+        if g.world_is_utm and not -80.0 <= g.latitude <= 84.0:
+            raise self.ctx.error(g.where.get("latitude", node),
+                                 f"world_is_utm needs a <latitude> within [-80, 84] degrees, where UTM is defined "
+                                 f"(got {g.latitude:g}); use world coordinates in the local ENU plane instead "
+                                 f"(world_is_utm false)")
         self.world.georeference = g
 
     def walls(self, node: XmlNode) -> None:

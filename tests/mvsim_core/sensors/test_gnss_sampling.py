@@ -161,6 +161,20 @@ def test_world_is_utm(tmp_path):
     assert_within_1cm(fix_of(w), ref_enu_to_geodetic(x - e0, y - n0, 0.0))
 
 
+@pytest.mark.parametrize("lat", [90.0, 84.5, -80.5])
+def test_world_is_utm_outside_the_utm_latitudes_is_refused_at_load(tmp_path, lat):
+    """UTM stops at 84° N and 80° S (the projection of a pole divides by zero: a math domain error at the first GNSS
+    sample, issue 14): the georeference is refused at its <latitude>."""
+    with pytest.raises(mv.WorldFileError) as e:
+        make_world(tmp_path, vehicle("v", 0.0, 0.0, gnss_xml()), head=georef(lat=lat, utm=True))
+    assert (e.value.line, e.value.message) == (3, f"world_is_utm needs a <latitude> within [-80, 84] degrees, where "
+                                                  f"UTM is defined (got {lat:g}); use world coordinates in the local "
+                                                  f"ENU plane instead (world_is_utm false)")
+    w = make_world(tmp_path, vehicle("v", 0.0, 0.0, gnss_xml()), head=georef(lat=lat))  # the ENU plane works there
+    w.run(0.1)
+    assert fix_of(w).latitude == pytest.approx(lat, abs=1e-6)
+
+
 # (lat, lon) -> UTM easting, northing, zone as given by PROJ (pyproj 3.7, EPSG:326xx / 327xx)
 UTM_CASES = [
     ((36.0, -2.0), (590129.049410, 3984410.788076, 30)),
