@@ -4,7 +4,7 @@
 
     mvsim check WORLD [--seed N] [--allow-shell]
     mvsim launch WORLD [--headless] [--realtime-factor F] [--max-catchup S] [--duration S] [--screenshot PNG]
-                       [--port P] [--bind HOST] [--no-server] [--seed N] [--allow-shell]
+                       [--port P] [--bind HOST] [--no-server] [--seed N] [--allow-shell] [--strict]
     mvsim server [--port P] [--bind HOST]
     mvsim node list                                   [--host H] [--port P] [--timeout S]
     mvsim topic list [--details]                      (same connection options)
@@ -90,6 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="most simulated seconds advanced per 10 ms tick when the machine falls behind; a larger "
                              f"lag is dropped rather than chased (default {DEFAULT_MAX_CATCHUP:g})")
     launch.add_argument("--duration", type=float, default=None, help="stop after this many simulated seconds")
+    launch.add_argument("--strict", action="store_true",
+                        help="stop (exit 2, one line) at the first vehicle or block that blows up (NaN/inf, runaway); "
+                             "by default it is reset to its last finite pose, said on stderr, and the rest goes on")
     _add_server_args(launch)
     launch.add_argument("--no-server", action="store_true", help="no ZMQ interface at all")
 
@@ -234,6 +237,9 @@ def cmd_launch(args: argparse.Namespace) -> int:
         raise MvsimError("--duration must be >= 0 simulated seconds")
     _check_port(args.port)
     world = _load(args).start()
+    world.strict = args.strict
+    for name in ("mvsim_core.faults", "mvsim_core.commands"):  # blow-ups and clamped commands: said on stderr
+        logging.getLogger(name).setLevel(logging.WARNING)
     viewer = None if args.headless else _open_viewer(world)
     server = comms = None
     try:
