@@ -306,7 +306,11 @@ class SceneRenderer:
         t = int(GL.glGenTextures(1))
         self._textures.append(t)
         GL.glBindTexture(GL.GL_TEXTURE_2D, t)
-        px = np.ascontiguousarray(tex.pixels, dtype=np.uint8)
+        px = np.asarray(tex.pixels, dtype=np.uint8)
+        step = -(-max(px.shape[:2]) // int(GL.glGetIntegerv(GL.GL_MAX_TEXTURE_SIZE)))
+        if step > 1:  # larger than the renderer can hold: keep every step-th texel
+            px = px[::step, ::step]
+        px = np.ascontiguousarray(px)
         GL.glPixelStorei(GL.GL_UNPACK_ALIGNMENT, 1)
         GL.glTexImage2D(GL.GL_TEXTURE_2D, 0, GL.GL_RGBA8, px.shape[1], px.shape[0], 0, GL.GL_RGBA,
                         GL.GL_UNSIGNED_BYTE, px)

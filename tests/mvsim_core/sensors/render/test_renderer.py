@@ -234,3 +234,25 @@ def test_image_larger_than_the_renderer_can_draw_is_refused(tmp_path):
                             f"{limit}×{limit} pixels")
     f = r.render(*look_along_x(), K, 0.01, 100.0)  # the renderer still works
     assert f.depth[120, 160] == pytest.approx(3.0, abs=1e-4)
+
+
+def test_texture_larger_than_the_renderer_holds_is_thinned(tmp_path):
+    """A texture image wider than GL_MAX_TEXTURE_SIZE is drawn from every k-th texel instead of failing the upload
+    (an OpenGL error out of the first frame)."""
+    from OpenGL import GL
+    from PIL import Image
+
+    px = np.zeros((2, 40000), np.uint8)
+    px[:, : 20000] = 255  # left half white, right half black
+    Image.fromarray(px).save(tmp_path / "wide.png")
+    r, _ = renderer_of(tmp_path, FLAT + '<element class="horizontal_plane"><x_min>-10</x_min><x_max>10</x_max>'
+                                        "<y_min>-10</y_min><y_max>10</y_max><texture>wide.png</texture>"
+                                        "<texture_size_x>2</texture_size_x><texture_size_y>2</texture_size_y>"
+                                        "</element>")
+    with r.ctx.bound():
+        assert int(GL.glGetIntegerv(GL.GL_MAX_TEXTURE_SIZE)) < 40000
+    rot = rotation(0.0, math.pi / 2, 0.0) @ OPTICAL_WRT_BODY  # looking down, image up = world +x
+    f = r.render(rot, np.array([0.0, 0.0, 3.0]), K, 0.01, 100)
+    for (x, y), want in (((0.5, 0.5), 255), ((-0.5, 0.5), 0)):  # u = x / 2 (repeated): white below 0.5
+        u, v, _ = project(world_to_optical(np.array([x, y, 0.0]), rot, np.array([0.0, 0.0, 3.0])), K)
+        assert np.abs(f.rgb[int(round(v[0])), int(round(u[0]))].astype(int) - want).max() <= 30, (x, y)
