@@ -22,7 +22,15 @@ import numpy as np
 from mvsim_core.errors import AssetError
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.node import XmlNode
-from mvsim_core.xml.params import Kind, Param, parse_value, read_params, table_names, warn_unknown_children
+from mvsim_core.xml.params import (
+    MAX_MAGNITUDE,
+    Kind,
+    Param,
+    parse_value,
+    read_params,
+    table_names,
+    warn_unknown_children,
+)
 
 Color = tuple[int, int, int, int]
 
@@ -39,6 +47,32 @@ _PT = Param("pt", Kind.VEC2, unit="m")
 
 EXTEND_RADIUS = 1.01
 """An end closer than this many thicknesses to an earlier end is extended (by half a thickness)."""
+
+
+MAX_SEGMENTS = 50000
+"""Most segments one ``<walls>`` may have."""
+
+
+class _EndIndex:
+    """Segment ends seen so far, hashed in square cells (side ``radius``, at least 1 mm): :meth:`near` tells whether
+    one lies closer than ``radius`` to a point (m), in constant time per query."""
+
+    def __init__(self, radius: float) -> None:
+        self.radius = radius
+        self.cell = max(radius, 1e-3)  # cells at least as large as the radius: the 3x3 around a point cover it
+        self.cells: dict[tuple[int, int], list[tuple[float, float]]] = {}
+
+    def _cell(self, q: np.ndarray) -> tuple[int, int]:
+        return int(math.floor(q[0] / self.cell)), int(math.floor(q[1] / self.cell))
+
+    def add(self, q: np.ndarray) -> None:
+        self.cells.setdefault(self._cell(q), []).append((float(q[0]), float(q[1])))
+
+    def near(self, q: np.ndarray) -> bool:
+        cx, cy = self._cell(q)
+        x, y = float(q[0]), float(q[1])
+        return any(math.hypot(px - x, py - y) < self.radius
+                   for dx in (-1, 0, 1) for dy in (-1, 0, 1) for px, py in self.cells.get((cx + dx, cy + dy), ()))
 
 
 @dataclass
@@ -177,14 +211,22 @@ def parse_walls(node: XmlNode, ctx: ParseContext) -> list[WallSegment]:
         raise ctx.error(node, "<walls> needs a <model_uri> (a 3D model whose edges are the walls) or a <shape> "
                               "with pairs of <pt>x y</pt>")
 
+    if not all(np.isfinite(a).all() and np.isfinite(b).all() and np.abs(a).max() <= MAX_MAGNITUDE
+               and np.abs(b).max() <= MAX_MAGNITUDE for a, b in raw):
+        where = p.where.get("model_uri") if shape is None else shape
+        raise ctx.error(where or node, f"<walls>: a point lies beyond {MAX_MAGNITUDE:g} m (or is not a number) once "
+                                       f"scaled and transformed; check <scale> and <transformation>")
+    if len(raw) > MAX_SEGMENTS:
+        where = p.where.get("model_uri") if shape is None else shape
+        raise ctx.error(where or node, f"<walls> has {len(raw)} segments, more than {MAX_SEGMENTS} (each is a "
+                                       f"static block); use a simpler model")
     t = float(p.wallThickness)
-    ends: list[np.ndarray] = []
+    ends = _EndIndex(EXTEND_RADIUS * t)
     walls = []
     for a, b in raw:
-        near = [bool(ends) and float(np.min(np.linalg.norm(np.asarray(ends) - q, axis=1))) < EXTEND_RADIUS * t
-                for q in (a, b)]
-        poly = wall_polygon(a, b, t, near[0], near[1])
-        ends += [a, b]
+        poly = wall_polygon(a, b, t, ends.near(a), ends.near(b))
+        ends.add(a)
+        ends.add(b)
         walls.append(WallSegment(
             name=f"wall_{ctx.next_index('wall_'):04d}",
             p0=(float(a[0]), float(a[1])), p1=(float(b[0]), float(b[1])),

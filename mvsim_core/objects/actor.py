@@ -24,6 +24,7 @@ ACTOR_PARAMS: tuple[Param, ...] = (
 )
 KNOWN_TAGS = table_names(ACTOR_PARAMS) | SIMULABLE_TAGS | {"path", "visual"}
 _WP = Param("waypoint", Kind.FLOATS, ())
+_PAUSE = Param("pause", Kind.FLOAT, 0.0, "s", min=0.0)
 
 
 @dataclass
@@ -74,12 +75,7 @@ def build_actor(nodes: Sequence[XmlNode], ctx: ParseContext, *, name: str, class
                 pose = (v[0], v[1], v[2], math.radians(v[3]), math.radians(v[4]), math.radians(v[5]))
             else:
                 raise ctx.error(w, f"<waypoint> needs 'x y yaw' or 'x y z yaw pitch roll', got {len(v)} numbers")
-            raw_pause = ctx.attr(w, "pause", "0") or "0"
-            try:
-                pause = float(raw_pause)
-            except ValueError:
-                raise ctx.error(w, f"bad number '{raw_pause}' for pause=\"...\" of <waypoint>; expected seconds "
-                                   f"such as 1.5", attr="pause") from None
+            pause = parse_value(_PAUSE, w.attrs["pause"], w, ctx, attr="pause") if "pause" in w.attrs else 0.0
             path.append(Waypoint(pose, pause, ctx.attr(w, "animation", "walk") or "walk"))
         break
     visuals = [v for n in nodes for v in parse_visuals(n, ctx)]

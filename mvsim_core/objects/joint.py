@@ -6,6 +6,7 @@ apart; ``revolute``/``pin`` joints hinge them, optionally within angle limits (r
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from enum import Enum
 
@@ -72,4 +73,10 @@ def parse_joint(node: XmlNode, ctx: ParseContext, known_bodies: set[str]) -> Joi
     params = read_params(JOINT_ATTRS, [node], ctx, attrs=True)
     if params.min_length > params.max_length:
         raise ctx.error(node, "joint min_length is larger than max_length")
+    if names[0] == names[1]:
+        raise ctx.error(node, f"joint body_a and body_b are both '{names[0]}'; a joint links two different bodies",
+                        attr="body_b")
+    if params.enable_limit and params.lower_angle_deg > params.upper_angle_deg:
+        raise ctx.error(node, f"joint lower_angle_deg ({math.degrees(params.lower_angle_deg):g}) is larger than "
+                              f"upper_angle_deg ({math.degrees(params.upper_angle_deg):g})")
     return Joint(jtype, names[0], names[1], params, node)

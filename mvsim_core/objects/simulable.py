@@ -24,6 +24,10 @@ PUBLISH_PARAMS: tuple[Param, ...] = (
     Param("publish_relative_pose_topic", Kind.STRING, ""),
     Param("publish_relative_pose_objects", Kind.STRING, ""),
 )
+MAX_INIT_SPEED = 100.0
+"""Fastest ``<init_vel>`` (m/s), well below the physics' runaway limit (1000 m/s)."""
+MAX_INIT_TURN_RATE = 100.0
+"""Fastest initial turn rate of ``<init_vel>`` (rad/s; about 5730 deg/s)."""
 SIMULABLE_TAGS = frozenset({"init_pose", "init_pose3d", "init_vel", "publish", "animation", "skip_elevation_adjust"})
 
 
@@ -97,6 +101,10 @@ def parse_simulable(nodes: Sequence[XmlNode], ctx: ParseContext, *, what: str, n
     v = _first(nodes, "init_vel")
     if v is not None:
         vx, vy, w_deg = parse_value(INIT_VEL, v.text, v, ctx, extra=extra)
+        if not (math.hypot(vx, vy) <= MAX_INIT_SPEED and abs(math.radians(w_deg)) <= MAX_INIT_TURN_RATE):
+            raise ctx.error(v, f"<init_vel> {vx:g} {vy:g} {w_deg:g} is beyond {MAX_INIT_SPEED:g} m/s or "
+                               f"{math.degrees(MAX_INIT_TURN_RATE):.0f} deg/s; the simulation stops a body that fast "
+                               f"as a blow-up")
         spec.init_vel = (vx, vy, math.radians(w_deg))
     pub = _first(nodes, "publish")
     if pub is not None:

@@ -69,6 +69,16 @@ CASES = [
     ("Ackermann steering to 90 degrees", world(VEHICLE.format(
         cls="ackermann", dyn="  <max_steer_ang_deg>90</max_steer_ang_deg>\n")), 3,
      "vehicle 'r1': <max_steer_ang_deg> is 90°; a steering limit must be below 90°"),
+    ("initial velocity beyond the runaway limit", world(
+        '<block name="b">\n <init_pose>0 0 0</init_pose>\n <init_vel>1e9 0 0</init_vel>\n</block>\n'), 4,
+     "<init_vel> 1e+09 0 0 is beyond 100 m/s or 5730 deg/s; the simulation stops a body that fast as a blow-up"),
+    ("joint of a body to itself", world(
+        '<block name="a"><init_pose>0 0 0</init_pose></block>\n<joint type="revolute" body_a="a"\n body_b="a"/>\n'),
+     4, "joint body_a and body_b are both 'a'; a joint links two different bodies"),
+    ("joint limits the wrong way round", world(
+        '<block name="a"><init_pose>0 0 0</init_pose></block>\n<block name="b"><init_pose>2 0 0</init_pose></block>\n'
+        '<joint type="revolute" body_a="a" body_b="b" enable_limit="true" lower_angle_deg="30" upper_angle_deg="-30"/>'
+        '\n'), 4, "joint lower_angle_deg (30) is larger than upper_angle_deg (-30)"),
     ("occupancy grid cells too fine for the vehicle's collision neighbourhood", world(
         f'<element class="occupancy_grid">\n <file>{MAP}</file>\n <resolution>1e-5</resolution>\n</element>\n'
         + VEHICLE.format(cls="differential", dyn="")), 6,

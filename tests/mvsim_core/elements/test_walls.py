@@ -156,3 +156,42 @@ def test_unknown_tag_and_ignored_model_warn(build_walls):
     assert len(walls) == 1
     assert any(":3: unknown tag <wallThicknes> in <walls>" in w for w in ctx.warnings)
     assert any(":2: <model_uri> of <walls> is ignored" in w for w in ctx.warnings)
+
+
+def test_points_beyond_the_number_range_after_the_transformation(build_walls):
+    with pytest.raises(WorldFileError) as ei:
+        build_walls("<walls>\n  <transformation>[1e9 0 0 0; 0 1 0 0; 0 0 1 0; 0 0 0 1]</transformation>\n"
+                    "  <shape>\n <pt>0 0</pt> <pt>2 0</pt>\n  </shape>\n</walls>")
+    assert ei.value.line == 3 and ei.value.message == (
+        "<walls>: a point lies beyond 1e+09 m (or is not a number) once scaled and transformed; check <scale> and "
+        "<transformation>")
+
+
+def test_segment_count_is_bounded(build_walls, monkeypatch):
+    import mvsim_core.elements.walls as walls_module
+
+    monkeypatch.setattr(walls_module, "MAX_SEGMENTS", 2)
+    with pytest.raises(WorldFileError) as ei:
+        build_walls(TURTLEBOT_SHAPE)
+    assert ei.value.line == 5 and ei.value.message == (
+        "<walls> has 6 segments, more than 2 (each is a static block); use a simpler model")
+
+
+def test_corner_extension_with_many_segments(build_walls):
+    """The end index finds earlier ends in constant time and agrees with the brute-force rule (an end within 1.01
+    thicknesses of an end of an earlier segment is extended): 2000 segments of a zig-zag with gaps."""
+    rng = np.random.default_rng(3)
+    pts = np.cumsum(rng.uniform(-0.3, 0.3, size=(4000, 2)), axis=0)
+    text = "".join(f"<pt>{float(x)!r} {float(y)!r}</pt>" for x, y in pts)
+    walls, _ = build_walls(f"<walls>\n  <wallThickness>0.2</wallThickness>\n  <shape>{text}</shape>\n</walls>")
+    assert len(walls) == 2000
+    ends: list[np.ndarray] = []
+    extended = 0
+    for k, w in enumerate(walls):
+        a, b = pts[2 * k], pts[2 * k + 1]
+        near = [bool(ends) and float(np.min(np.linalg.norm(np.asarray(ends) - q, axis=1))) < 1.01 * 0.2
+                for q in (a, b)]
+        extended += sum(near)
+        assert np.array_equal(w.polygon, wall_polygon(a, b, 0.2, near[0], near[1]))
+        ends += [a, b]
+    assert extended > 1000

@@ -46,7 +46,10 @@ def test_class_params_and_path(load):
 @pytest.mark.parametrize(("waypoint", "message"), [
     ("<waypoint>1 2</waypoint>", "<waypoint> needs 'x y yaw' or 'x y z yaw pitch roll', got 2 numbers"),
     ('<waypoint pause="soon">1 2 0</waypoint>',
-     "bad number 'soon' for pause=\"...\" of <waypoint>; expected seconds such as 1.5"),
+     "bad number 'soon' for pause=\"...\" of <waypoint>; expected a number such as 1.5"),
+    ('<waypoint pause="inf">1 2 0</waypoint>',
+     "bad number 'inf' for pause=\"...\" of <waypoint> (not a finite number); expected a number such as 1.5"),
+    ('<waypoint pause="-1">1 2 0</waypoint>', 'pause="..." of <waypoint> must be at least 0 s (got -1)'),
 ])
 def test_waypoint_errors(load, waypoint, message):
     with pytest.raises(mv.WorldFileError) as ei:
