@@ -368,7 +368,7 @@ class World:
         c, s = math.cos(obj.sim.pose[3]), math.sin(obj.sim.pose[3])
         return (c * bvx - s * bvy, s * bvx + c * bvy, w)
 
-    def set_velocity(self, name: str, vx: float, vy: float, wz: float) -> None:
+    def set_velocity(self, name: str, vx: float, vy: float, wz: float) -> tuple[float, float, float]:
         """Give a vehicle or dynamic block the velocity (vx, vy) m/s (world frame, at its reference point) and yaw
         rate ``wz`` rad/s, at once. A vehicle's wheels then roll without slipping; its controller acts from the
         next step on (an ideal controller imposes its own twist again). Before the start this sets the initial
@@ -377,7 +377,7 @@ class World:
         A value beyond the object's limits is clamped to it (logged once per object and field): a vehicle's
         :attr:`~mvsim_core.objects.vehicles.base.Vehicle.command_limits` (``max_speed`` on each of vx and vy,
         ``max_omega`` on wz), a block's :data:`~mvsim_core.dynamics.command_limits.BLOCK_LIMITS` (100 m/s, 100
-        rad/s).
+        rad/s). Returns the velocity set (vx, vy, wz), after clamping.
 
         Raises:
             MvsimError: unknown object; a static or intangible block or an actor (no moving body) given a non-zero
@@ -394,12 +394,13 @@ class World:
             if vx or vy or wz:
                 raise MvsimError(f"'{name}' does not move (a static or intangible block, or an actor): it cannot "
                                  f"be given a velocity")
-            return
+            return (0.0, 0.0, 0.0)
         if self._physics is not None:
             self._physics.set_velocity(name, vx, vy, wz)
-            return
+            return (vx, vy, wz)
         c, s = math.cos(obj.sim.pose[3]), math.sin(obj.sim.pose[3])
         obj.sim.init_vel = (c * vx + s * vy, -s * vx + c * vy, wz)
+        return (vx, vy, wz)
 
     def can_move(self, name: str) -> bool:
         """Whether object ``name`` has a moving (dynamic) body: a vehicle, or a block neither static nor intangible

@@ -37,6 +37,10 @@ frames are distinct: ``shared_tf_tree`` or one vehicle); ``/clock``. ``shared_tf
 prefixed ``<V>/``, on one tf tree (:mod:`mvsim_ros2.naming`). A volatile topic nobody subscribes to is neither built
 nor published (a new subscriber gets the next message); latched ones are always published.
 
+Blow-ups: a vehicle or block that goes NaN/inf or runs away is reset to its last finite pose and logged as an error
+(``vehicle 'bot1' blew up at t=...``, at most once per object per simulated second; :mod:`mvsim_core.dynamics.faults`)
+while the others and the node go on; with ``strict:=true`` the first one stops the node (one line, exit status 2).
+
 Errors in the parameters or the world file print one line and exit with status 2 (no traceback).
 """
 
@@ -167,6 +171,8 @@ class MvsimNode(Node):
         for w in self.world.warnings:
             self.get_logger().warning(w)
         self.world.start()  # bodies and sensors now, not inside the first tick
+        self.world.strict = self.opts.strict
+        self.world.faults.add_listener(self._on_fault)
         self.dt = self.world.timestep  # s per physics step
         self.tf_period = self.opts.period_ms_publish_tf / 1000.0
         self._next_periodic = self.world.time
@@ -372,6 +378,12 @@ class MvsimNode(Node):
             while self._next_periodic <= t + 1e-9:
                 self._next_periodic += self.tf_period
 
+    def _on_fault(self, fault: Any) -> None:
+        """A vehicle or block blew up and was reset (:mod:`mvsim_core.dynamics.faults`): an error in the log, for the
+        faults the core reports (at most one per object per simulated second)."""
+        if fault.reported:
+            self.get_logger().error(fault.message())
+
     def _on_tick(self, steps: int) -> None:
         """After each run-loop tick: /clock, when time moved and it is not out yet (every tick when running as fast
         as possible)."""
@@ -491,6 +503,7 @@ class MvsimNode(Node):
         world = getattr(self, "world", None)
         if world is not None:
             world.remove_step_listener(self._after_step)
+            world.faults.remove_listener(self._on_fault)
         viewer = getattr(self, "viewer", None)
         if viewer is not None:
             viewer.close()

@@ -65,6 +65,9 @@ class Options:
                                          "clamped (0 = the vehicle's own limit)")
     max_angular_speed: float = param(0.0, "largest |angular.z| commanded, rad/s; beyond: clamped (0 = the vehicle's "
                                           "own limit)")
+    strict: bool = param(False, "stop the node (exit 2) at the first vehicle or block that blows up (NaN/inf, "
+                                "runaway); by default it is reset to its last finite pose, logged as an error, and "
+                                "the rest goes on")
 
     @classmethod
     def from_values(cls, values: dict[str, Any]) -> Options:

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from mvsim_core.dynamics.command_limits import MAX_POSITION
 from mvsim_core.errors import MvsimError, WorldFileError
 from mvsim_core.objects.block import Block
 from mvsim_core.objects.vehicles.base import Vehicle
@@ -59,6 +60,9 @@ try:
 except ImportError as _e:  # pragma: no cover - a ROS install without the package
     IMPORT_ERROR = _e
 
+POSE_FIELDS = ("position.x", "position.y", "position.z", "orientation.x", "orientation.y", "orientation.z",
+               "orientation.w")
+TWIST_FIELDS = ("linear.x", "linear.y", "linear.z", "angular.x", "angular.y", "angular.z")
 MAX_STEPS = 10_000_000
 """Most physics steps one StepSimulation call may ask for (the node serves nothing else meanwhile)."""
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*$")
@@ -92,6 +96,7 @@ class SimulationServices:
         self.node = node
         self.world = node.world
         self._stopped = False  # SetSimulationState(STOPPED) and nothing since but pausing
+        self._clamped: set[tuple[str, str]] = set()  # (entity, twist field) clamped and said
         srv = si_srv
         table: list[tuple[Any, str, Callable[[Any, Any], Any]]] = [
             (srv.GetSimulatorFeatures, "get_simulator_features", self.get_simulator_features),
@@ -253,16 +258,18 @@ class SimulationServices:
                            f"'{self.node.opts.world_frame_id}' (or leave frame_id empty)")
         pose = None
         if request.set_pose:
-            pose = _planar_pose(st.pose)
+            pose, problem = _planar_pose(st.pose, "state.pose")
             if pose is None:
-                return _answer(response, si_srv.SetEntityState.Response.INVALID_POSE,
-                               "the pose has NaN/inf values or a zero quaternion")
+                return _answer(response, si_srv.SetEntityState.Response.INVALID_POSE, f"{problem}; nothing changed")
         twist = None
         if request.set_twist:
             t = st.twist
+            for field in TWIST_FIELDS:
+                v = _field(t, field)
+                if not math.isfinite(v):
+                    return _answer(response, R.RESULT_OPERATION_FAILED,
+                                   f"state.twist.{field} is {v}; it must be a finite number; nothing changed")
             twist = (t.linear.x, t.linear.y, t.angular.z)
-            if not all(math.isfinite(v) for v in twist):
-                return _answer(response, R.RESULT_OPERATION_FAILED, "the twist has NaN or infinite values")
         with self._guard():
             if twist is not None and (twist[0] or twist[1] or twist[2]) and not self.world.can_move(name):
                 return _answer(response, R.RESULT_OPERATION_FAILED,
@@ -271,8 +278,20 @@ class SimulationServices:
             if pose is not None:
                 self.world.set_pose(name, *pose)
             if twist is not None:
-                self.world.set_velocity(name, *twist)
+                done = self.world.set_velocity(name, *twist)  # clamped to the object's limits
+                self._say_clamped(name, twist, done)
         return _answer(response, R.RESULT_OK)
+
+    def _say_clamped(self, name: str, asked: tuple[float, float, float], done: tuple[float, float, float]) -> None:
+        """Warn once per entity and field about a twist value clamped to the entity's limits."""
+        for field, a, d, unit in zip(("linear.x", "linear.y", "angular.z"), asked, done, ("m/s", "m/s", "rad/s"),
+                                     strict=True):
+            key = (name, field)
+            if a != d and key not in self._clamped:
+                self._clamped.add(key)
+                self.node.get_logger().warning(
+                    f"~/set_entity_state: '{name}' state.twist.{field} = {a:g} {unit} is beyond its limit; clamped "
+                    f"to {d:g} {unit} (said once per entity and field)")
 
     # ------------------------------------------------------------------ spawning
     def spawn_entity(self, request: Any, response: Any) -> Any:
@@ -327,9 +346,9 @@ class SimulationServices:
         if frame not in ("", opts.world_frame_id):
             raise _Refused(S.INVALID_POSE, f"initial_pose frame '{frame}' is not supported: use the world frame "
                                            f"'{opts.world_frame_id}' (or leave it empty)")
-        pose = _planar_pose(req.initial_pose.pose)
+        pose, problem = _planar_pose(req.initial_pose.pose, "initial_pose.pose")
         if pose is None:
-            raise _Refused(S.INVALID_POSE, "initial_pose has NaN/inf values or a zero quaternion")
+            raise _Refused(S.INVALID_POSE, problem)
         default = _is_identity(req.initial_pose.pose)  # the message's default: the text's <init_pose> wins
         taken = set(w.object_names())
         name = _checked_name(req.name, taken, req.allow_renaming) if req.name else None
@@ -533,18 +552,30 @@ def _radius(obj: Any) -> float:
     return float(np.hypot(fp[:, 0], fp[:, 1]).max()) if len(fp) else 0.0
 
 
-def _planar_pose(p: Any) -> tuple[float, float, float] | None:
-    """(x, y, yaw) of a geometry_msgs/Pose (quaternion normalised), or None when it is not finite or the quaternion
-    is (near) zero."""
+def _field(msg: Any, path: str) -> float:
+    """The value at a dotted ``path`` of a message (``linear.x``)."""
+    for part in path.split("."):
+        msg = getattr(msg, part)
+    return float(msg)
+
+
+def _planar_pose(p: Any, what: str) -> tuple[tuple[float, float, float] | None, str]:
+    """((x, y, yaw), "") of a geometry_msgs/Pose (quaternion normalised), or (None, what is wrong) for a NaN/inf
+    value, a position beyond ±1e9 m (``MAX_POSITION``; z too, though it follows the ground) or a (near) zero
+    quaternion; ``what`` names the pose in the message (``state.pose``)."""
+    for field in POSE_FIELDS:
+        v = _field(p, field)
+        if not math.isfinite(v):
+            return None, f"{what}.{field} is {v}; it must be a finite number"
+        if field.startswith("position") and abs(v) > MAX_POSITION:
+            return None, f"{what}.{field} = {v:g} m is beyond ±{MAX_POSITION:g} m"
     q = p.orientation
-    vals = (p.position.x, p.position.y, q.x, q.y, q.z, q.w)
-    if not all(math.isfinite(v) for v in vals):
-        return None
-    n = math.sqrt(q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w)
+    scale = max(abs(q.x), abs(q.y), abs(q.z), abs(q.w))  # huge components: normalised without overflowing
+    n = math.sqrt(sum((c / scale) ** 2 for c in (q.x, q.y, q.z, q.w))) * scale if scale > 0 else 0.0
     if n < 1e-9:
-        return None
+        return None, f"{what}.orientation is a zero quaternion"
     x, y, z, w = q.x / n, q.y / n, q.z / n, q.w / n
-    return (p.position.x, p.position.y, math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z)))
+    return (p.position.x, p.position.y, math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))), ""
 
 
 def _is_identity(p: Any) -> bool:

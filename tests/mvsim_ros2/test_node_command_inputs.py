@@ -1,8 +1,9 @@
 """Commands into the node across processes (rclpy over DDS), in lockstep so that every number is deterministic:
-cmd_vel as Twist and as TwistStamped (``cmd_vel_type`` auto follows the publishers' type), and NaN, ±inf and 1e9
-in every field of Twist, TwistStamped and AckermannDriveStamped — the node keeps running, the poses stay finite, the
-last good command stays in force, 1e9 is clamped to ``max_linear_speed`` / ``max_angular_speed``, and a vehicle
-nobody touches drives on exactly as commanded.
+cmd_vel as Twist and as TwistStamped (``cmd_vel_type`` auto follows the publishers' type), and NaN, ±inf, 1e9 and
+±1e30 in every field of Twist, TwistStamped and AckermannDriveStamped — the node keeps running, the poses stay finite,
+the last good command stays in force, 1e9 and 1e30 are clamped to ``max_linear_speed`` / ``max_angular_speed``, and
+a vehicle nobody touches drives on exactly as commanded. A vehicle that blows up by itself (``wreck``) is reset and
+logged as an error, and the node goes on.
 
 World ``data/commands.world.xml``: bot1 (differential, twist_pid) at (0, 0); bot2 (differential, twist_ideal) at
 (0, 6), commanded once at 0.3 m/s; car1 (Ackermann, twist_front_steer_pid) at (0, -10). Watchdog off, so that a
@@ -38,6 +39,7 @@ STEP = 0.05  # s: lockstep_step, so one message per step is 20 Hz of simulated t
 MAX_LINEAR, MAX_ANGULAR = 2.0, 3.0  # m/s, rad/s: the node's max_linear_speed / max_angular_speed
 BOT2_SPEED = 0.3  # m/s
 BAD = (math.nan, math.inf, -math.inf)
+HUGE = (1e9, 1e30, -1e30)
 TWIST_FIELDS = (("linear", "x"), ("linear", "y"), ("linear", "z"), ("angular", "x"), ("angular", "y"),
                 ("angular", "z"))
 DRIVE_FIELDS = ("speed", "steering_angle", "steering_angle_velocity", "acceleration", "jerk")
@@ -97,7 +99,7 @@ def s(ros_context: Any, node: NodeProcess) -> Iterator[Session]:
     p = Probe(ros_context, "probe_commands")
     p.watch = node
     p.subscribe(Clock, "/clock", qos(reliable=False, depth=10))
-    for v in VEHICLES:
+    for v in (*VEHICLES, "wreck"):
         p.subscribe(Odometry, f"/{v}/base_pose_ground_truth", qos(depth=1000))
         p.subscribe(Odometry, f"/{v}/odom", qos(depth=1000))
     session = Session(p)
@@ -186,7 +188,7 @@ def test_non_finite_and_huge_twists(s: Session, node: NodeProcess) -> None:
     good = twist(0.2)
     s.step(20, before=lambda: pub.publish(good))
     for part, axis in TWIST_FIELDS:
-        for bad in (*BAD, 1e9):
+        for bad in (*BAD, *HUGE):
             m = twist(0.2)
             setattr(getattr(m, part), axis, bad)
             s.step(before=lambda m=m: pub.publish(m))
@@ -216,7 +218,7 @@ def test_non_finite_and_huge_twist_stamped(s: Session) -> None:
     good = stamped(0.2)
     s.step(20, before=lambda: pub.publish(good))
     for part, axis in TWIST_FIELDS:
-        for bad in (*BAD, 1e9):
+        for bad in (*BAD, *HUGE):
             m = stamped(0.2)
             setattr(getattr(m.twist, part), axis, bad)
             s.step(before=lambda m=m: pub.publish(m))
@@ -231,7 +233,7 @@ def test_non_finite_and_huge_ackermann_commands(s: Session, node: NodeProcess) -
     good = drive(1.0, 0.0)
     s.step(30, before=lambda: pub.publish(good))
     for name in DRIVE_FIELDS:
-        for bad in (*BAD, 1e9):
+        for bad in (*BAD, *HUGE):
             m = drive(1.0, 0.0)
             setattr(m.drive, name, bad)
             s.step(before=lambda m=m: pub.publish(m))
@@ -256,4 +258,15 @@ def test_a_huge_speed_is_clamped_to_the_limit(s: Session) -> None:
     assert b.twist.twist.linear.x == pytest.approx(MAX_LINEAR, abs=0.05)
     assert 1.5 < c.twist.twist.linear.x < MAX_LINEAR + 0.05
     t = s.step(20, before=lambda: (bot.publish(stamped(0.0)), car.publish(drive(0.0, 0.0))))
+    check_everything_finite_and_bot2_undisturbed(s, t)
+
+
+def test_a_vehicle_that_blows_up_is_reset_and_logged_as_an_error(s: Session, node: NodeProcess) -> None:
+    """wreck blew up at step 39 and was reset, once; the node is still serving and the others are undisturbed."""
+    log_has(s, node, "vehicle 'wreck' blew up at t=0.1950 s (step 39): wheel 3 spin became NaN/inf")
+    lines = [line for line in node.log().splitlines() if "blew up" in line]
+    assert len(lines) == 1 and "[ERROR]" in lines[0] and lines[0].endswith("at rest, its controller reset with a zero "
+                                                                           "command")
+    t = s.step(5)
+    assert finite(s.gt_at("wreck", t)) and all(finite(m) for m in s.probe.inbox["/wreck/base_pose_ground_truth"])
     check_everything_finite_and_bot2_undisturbed(s, t)

@@ -377,6 +377,81 @@ def test_reset_scopes(probe: Probe) -> None:
     assert odd.result.result == R.RESULT_FEATURE_UNSUPPORTED
 
 
+ABSURD = (math.nan, math.inf, -math.inf, 1e30, -1e30)
+POSE_FIELDS = ("position.x", "position.y", "position.z", "orientation.x", "orientation.y", "orientation.z",
+               "orientation.w")
+TWIST_FIELDS = ("linear.x", "linear.y", "linear.z", "angular.x", "angular.y", "angular.z")
+
+
+def set_field(msg: Any, path: str, value: float) -> None:
+    *parents, last = path.split(".")
+    for part in parents:
+        msg = getattr(msg, part)
+    setattr(msg, last, value)
+
+
+def test_absurd_values_in_every_field_of_set_entity_state_and_spawn(probe: Probe, node: NodeProcess) -> None:
+    """NaN, ±inf and ±1e30 in each field of the pose and the twist of set_entity_state and of spawn_entity's
+    initial_pose: NaN/inf and positions beyond ±1e9 m refused, naming the field; a huge quaternion component is only
+    normalised; a huge twist clamped to the object's limits (said once per entity and field); every state finite
+    afterwards and the simulation steps on."""
+    pause(probe)
+    reset(probe)
+    SE, SP = si_srv.SetEntityState.Response, si_srv.SpawnEntity.Response
+    for name in ("r2", "pallet"):
+        for field in POSE_FIELDS:
+            for bad in ABSURD:
+                st = si_msg.EntityState(pose=pose_msg(1.0, 2.0, 0.3))
+                set_field(st.pose, field, bad)
+                ans = call(probe, "set_entity_state", si_srv.SetEntityState, entity=name, state=st, set_pose=True)
+                if math.isfinite(bad) and field.startswith("orientation"):
+                    ok(ans)
+                    continue
+                why = (f"is {bad}; it must be a finite number" if not math.isfinite(bad) else
+                       f"= {bad:g} m is beyond ±1e+09 m")
+                assert (ans.result.result, ans.result.error_message) == (
+                    SE.INVALID_POSE, f"state.pose.{field} {why}; nothing changed"), (name, field, bad)
+        for field in TWIST_FIELDS:
+            for bad in ABSURD:
+                st = si_msg.EntityState()
+                set_field(st.twist, field, bad)
+                ans = call(probe, "set_entity_state", si_srv.SetEntityState, entity=name, state=st, set_twist=True)
+                if math.isfinite(bad):
+                    ok(ans)  # clamped (or a field the planar simulator does not use)
+                else:
+                    assert (ans.result.result, ans.result.error_message) == (
+                        R.RESULT_OPERATION_FAILED, f"state.twist.{field} is {bad}; it must be a finite number; "
+                                                   f"nothing changed"), (name, field, bad)
+    for field in POSE_FIELDS:
+        for bad in ABSURD:
+            if math.isfinite(bad) and field.startswith("orientation"):
+                continue
+            pose = si_srv.SpawnEntity.Request().initial_pose
+            pose.pose = pose_msg(2.0, 3.0, 0.0)
+            set_field(pose.pose, field, bad)
+            ans = call(probe, "spawn_entity", si_srv.SpawnEntity, name="absurd", initial_pose=pose,
+                       entity_resource=si_msg.Resource(resource_string='<vehicle class="bot"/>'))
+            why = (f"is {bad}; it must be a finite number" if not math.isfinite(bad) else
+                   f"= {bad:g} m is beyond ±1e+09 m")
+            assert (ans.result.result, ans.result.error_message) == (SP.INVALID_POSE,
+                                                                     f"initial_pose.pose.{field} {why}")
+    steps(probe, 20)
+    states = ok(call(probe, "get_entities_states", si_srv.GetEntitiesStates))
+    assert set(states.entities) == set(INITIAL)  # nothing spawned
+    for st in states.states:
+        p, t = st.pose, st.twist
+        assert all(math.isfinite(v) for v in (p.position.x, p.position.y, p.position.z, p.orientation.x,
+                                              p.orientation.y, p.orientation.z, p.orientation.w, t.linear.x,
+                                              t.linear.y, t.angular.z))
+    assert secs(state_of(probe, "r1").header.stamp) == pytest.approx(20 * DT)
+    probe.spin_until(lambda: "~/set_entity_state: 'r2' state.twist.linear.x = 1e+30 m/s is beyond its limit; "
+                             "clamped to 10 m/s (said once per entity and field)" in node.log()
+                     and "'pallet' state.twist.angular.z = 1e+30 rad/s is beyond its limit; clamped to 100 rad/s"
+                     in node.log(), what="the clamp warnings in the node's log")
+    assert node.log().count("'r2' state.twist.linear.x = ") == 1
+    reset(probe)
+
+
 def test_without_simulation_interfaces_the_node_runs_and_says_so(ros_context: Any, ros_domain: int,
                                                                   tmp_path: Path) -> None:
     """A ROS install without the package: a stand-in that fails to import shadows it; the node starts, logs once
