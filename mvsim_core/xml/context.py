@@ -117,14 +117,16 @@ class ParseContext:
         if extra:
             variables = {**self.variables, **extra}
         try:
-            return substitute_value(raw, variables, env=self.env, rng=self.rng, allow_shell=self.allow_shell,
-                                    max_length=self.limits.value_length, keep_literal=keep_literal)
+            out = substitute_value(raw, variables, env=self.env, rng=self.rng, allow_shell=self.allow_shell,
+                                   max_length=self.limits.value_length, keep_literal=keep_literal)
         except SubstitutionError as e:
             line = node.attr_lines.get(attr, node.line) if attr else node.line
             if attr is None and e.offset >= 0:
                 # point at the line inside a multi-line text value
                 line += node.text[: max(node.text.find(raw), 0) + e.offset].count("\n") if raw in node.text else 0
             raise WorldFileError(node.file, line, e.message) from None
+        self.budget.charge_substituted(len(out), node.file, node.attr_lines.get(attr, node.line) if attr else node.line)
+        return out
 
     def text(self, node: XmlNode, *, extra: Mapping[str, str] | None = None) -> str:
         """The node's text after value substitution, stripped."""

@@ -12,6 +12,8 @@ limit (environment variable)   default          what it bounds
                                                 multiplies: the inner loop's iterations count each time it runs)
 ``MVSIM_MAX_VALUE_LENGTH``     1 000 000        characters of any value after substitution (attribute, text,
                                                 ``<variable>``), also within one substitution pass
+``MVSIM_MAX_SUBSTITUTED``      100 000 000      characters all value substitutions of one load produce together
+                                                (time and memory: a loop re-expanding a long value)
 ``MVSIM_MAX_INCLUDE_DEPTH``    32               ``<include>`` nesting (a file including a file including ...)
 ``MVSIM_MAX_INCLUDED_FILES``   10 000           ``<include>``\\ s read in one load (a class body read per instance
                                                 reads its includes again)
@@ -37,6 +39,7 @@ __all__ = ["LoadBudget", "LoadLimits", "ENV_NAMES"]
 ENV_NAMES: dict[str, str] = {
     "loop_iterations": "MVSIM_MAX_LOOP_ITERATIONS",
     "value_length": "MVSIM_MAX_VALUE_LENGTH",
+    "substituted": "MVSIM_MAX_SUBSTITUTED",
     "include_depth": "MVSIM_MAX_INCLUDE_DEPTH",
     "included_files": "MVSIM_MAX_INCLUDED_FILES",
     "included_bytes": "MVSIM_MAX_INCLUDED_BYTES",
@@ -52,6 +55,7 @@ class LoadLimits:
     Attributes:
         loop_iterations: ``<for>`` iterations per load, all loops together.
         value_length: characters of one value after substitution.
+        substituted: characters produced by all value substitutions of one load.
         include_depth: ``<include>`` nesting levels.
         included_files: ``<include>``\\ s read per load.
         included_bytes: characters of included text per load (after text substitution).
@@ -60,6 +64,7 @@ class LoadLimits:
 
     loop_iterations: int = 100_000
     value_length: int = 1_000_000
+    substituted: int = 100_000_000
     include_depth: int = 32
     included_files: int = 10_000
     included_bytes: int = 16 << 20
@@ -107,13 +112,23 @@ class LoadBudget:
         limits: the limits in force.
     """
 
-    __slots__ = ("limits", "loop_iterations", "included_files", "included_bytes")
+    __slots__ = ("limits", "loop_iterations", "included_files", "included_bytes", "substituted")
 
     def __init__(self, limits: LoadLimits | None = None) -> None:
         self.limits = limits or LoadLimits()
         self.loop_iterations = 0
         self.included_files = 0
         self.included_bytes = 0
+        self.substituted = 0
+
+    def charge_substituted(self, size: int, file: str, line: int) -> None:
+        """Count a value of ``size`` characters that substitution produced (read at ``file:line``)."""
+        total = self.substituted + size
+        if total > self.limits.substituted:
+            raise WorldFileError(file, line, self.limits.message(
+                "substituted", f"substituted values reach {total} characters in this load",
+                "characters substituted per load"))
+        self.substituted = total
 
     def charge_loop(self, iterations: int, elements: int, file: str, line: int) -> None:
         """Count a ``<for>`` (at ``file:line``) about to run ``iterations`` times over a body of ``elements``

@@ -31,11 +31,11 @@ def load_error(path, **kw):
 
 def test_defaults_and_environment_overrides():
     d = LoadLimits()
-    assert (d.loop_iterations, d.value_length, d.include_depth, d.included_files, d.included_bytes,
-            d.nesting_depth) == (100_000, 1_000_000, 32, 10_000, 16 << 20, 1000)
+    assert (d.loop_iterations, d.value_length, d.substituted, d.include_depth, d.included_files, d.included_bytes,
+            d.nesting_depth) == (100_000, 1_000_000, 100_000_000, 32, 10_000, 16 << 20, 1000)
     env = {v: str(i + 2) for i, v in enumerate(ENV_NAMES.values())}
     got = LoadLimits.from_env(env)
-    assert [getattr(got, k) for k in ENV_NAMES] == [2, 3, 4, 5, 6, 7]
+    assert [getattr(got, k) for k in ENV_NAMES] == [2, 3, 4, 5, 6, 7, 8]
     assert LoadLimits.from_env({"MVSIM_MAX_LOOP_ITERATIONS": " 1_000_000 "}).loop_iterations == 1_000_000
     assert LoadLimits.from_env({"MVSIM_MAX_LOOP_ITERATIONS": ""}) == d  # empty: unset
 
@@ -115,6 +115,24 @@ def test_one_pass_with_many_references_is_bounded_before_it_is_built(tmp_path):
     e = load_error(path)
     assert e.line == 3
     assert e.message.startswith("substituted value reaches 1200000 characters: more than the limit of 1000000")
+
+
+def test_all_substitutions_of_a_load_are_bounded_together(tmp_path):
+    """A loop re-expanding a long value: each value under the length limit, but 100 000 of them used to hang (and
+    fill memory when each went into its own variable)."""
+    path = world(tmp_path, '<variable name="big" value="' + "x" * 900_000 + '"/>\n<for var="i" from="1" to="100000">'
+                           '\n<variable name="v${i}" value="${big}${i}"/>\n</for>')
+    t = time.perf_counter()
+    e = load_error(path)
+    assert time.perf_counter() - t < 10
+    assert (e.line, e.message) == (4, "substituted values reach 100800568 characters in this load: more than the "
+                                      "limit of 100000000 characters substituted per load; "
+                                      + HOW.format("MVSIM_MAX_SUBSTITUTED"))
+    small = world(tmp_path, '<variable name="a" value="9.875"/>\n<gravity>${a}</gravity>', name="small.xml")
+    assert mv.load_world(small, env={"MVSIM_MAX_SUBSTITUTED": "5"}).params["gravity"] == 9.875
+    e = load_error(small, env={"MVSIM_MAX_SUBSTITUTED": "4"})
+    assert e.line == 3 and e.message.startswith("substituted values reach 5 characters in this load: more than "
+                                                "the limit of 4 characters substituted per load")
 
 
 def test_include_depth(tmp_path):
