@@ -25,7 +25,9 @@ service                      type                   what it does here
 Frames and units: poses and twists are ground truth in the world frame (``world_frame_id``, ``map`` by default; an
 empty ``frame_id`` means it too), metres, radians, m/s, rad/s; stamps are simulated time. The simulator is planar: a
 pose sets x, y and yaw (z, pitch and roll follow the ground), a twist sets linear x, y and angular z; accelerations are
-neither measured (zeros) nor set.
+neither measured (zeros) nor set. A NaN or infinite value in any field of a pose or twist, or a position beyond ±1e9 m
+(:data:`mvsim_core.dynamics.command_limits.MAX_POSITION`), is refused with a message naming the field; a twist beyond
+the object's limits is clamped (``World.set_velocity``) and said once per entity and field.
 
 Pause: the node's ``lockstep`` parameter is the pause switch (``SetSimulationState`` sets it, so ``ros2 param get``
 agrees, and ``/mvsim/step`` keeps working); ``STATE_STOPPED`` is "paused at time 0 after a full reset".
