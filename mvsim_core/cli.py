@@ -37,7 +37,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from mvsim_core.errors import MvsimError
+from mvsim_core.errors import MvsimError, one_line
 from mvsim_core.runner import DEFAULT_MAX_CATCHUP, Runner, StatusLine
 
 if TYPE_CHECKING:
@@ -148,7 +148,7 @@ def _load(args: argparse.Namespace):
 
 
 def _err(text: str) -> None:
-    print(f"mvsim: {text}", file=sys.stderr, flush=True)
+    print(f"mvsim: {one_line(text)}", file=sys.stderr, flush=True)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -526,7 +526,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return fn(args)
     except MvsimError as e:
-        print(str(e), file=sys.stderr)
+        print(one_line(str(e)), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 0

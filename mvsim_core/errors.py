@@ -6,6 +6,26 @@ The CLI prints ``str(error)`` without a traceback and exits with status 2.
 
 from __future__ import annotations
 
+import re
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def one_line(text: str) -> str:
+    """``text`` with every control character (newlines included) written as an escape (``\\n``, ``\\x1f``), so
+    that a message prints as one line and shows what was really there."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+def quoted(value: str, limit: int = 200) -> str:
+    """``value`` as an error message quotes it: in single quotes, control characters escaped (:func:`one_line`),
+    and cut after ``limit`` characters (``…`` and the full length follow)."""
+    shown = one_line(value[:limit])
+    if len(value) > limit:
+        shown += f"…' ({len(value)} characters)"
+        return "'" + shown
+    return f"'{shown}'"
+
 
 class MvsimError(Exception):
     """Base class of every error mvsim_core raises on purpose."""

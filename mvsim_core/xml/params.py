@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from mvsim_core.errors import quoted
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.node import XmlNode
 
@@ -184,7 +185,7 @@ def parse_value(p: Param, raw: str, node: XmlNode, ctx: ParseContext, *, attr: s
     except (ValueError, OverflowError) as e:
         reason = str(e)
         detail = f" ({reason})" if reason.startswith(("expected", "not a finite", "magnitude")) else ""
-        raise ctx.error(node, f"bad {_KIND_WORD[p.kind]} '{text}' for {label}{detail}; "
+        raise ctx.error(node, f"bad {_KIND_WORD[p.kind]} {quoted(text)} for {label}{detail}; "
                               f"expected {_EXAMPLE[p.kind]}", attr=attr) from None
     if p.kind is Kind.INT and abs(v) > MAX_MAGNITUDE:
         raise ctx.error(node, f"{label} is {text}; integers here are at most {MAX_MAGNITUDE:g} in magnitude",

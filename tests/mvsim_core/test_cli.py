@@ -102,3 +102,14 @@ def test_bad_arguments_exit_2(args):
     r = mvsim(*args)
     assert r.returncode == 2
     assert "Traceback" not in r.stderr
+
+
+def test_check_quotes_a_long_junk_value_on_one_line(tmp_path):
+    junk = "1 \r\x0c\x1f" * 5000 + "2"
+    world = tmp_path / "w.world.xml"
+    world.write_text(f'<mvsim_world version="1.0">\n<simul_timestep>{junk}</simul_timestep>\n</mvsim_world>\n')
+    r = mvsim("check", str(world))
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.count("\n") == 1
+    assert r.stderr == (f"{world}:2: bad number '" + "1 \\r\\x0c\\x1f" * 40
+                        + "…' (25001 characters) for <simul_timestep>; expected a number such as 1.5\n")
