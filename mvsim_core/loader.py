@@ -211,6 +211,10 @@ class _Loader:
             return name
         return fmt.format(prefix, self.ctx.next_index(prefix))
 
+    def _count(self, node: XmlNode, n: int, what: str) -> None:
+        """Charge ``n`` objects built from ``node`` to the load's object budget (``MVSIM_MAX_OBJECTS``)."""
+        self.ctx.budget.charge_objects(n, what, node.file, node.line)
+
     def _unique(self, node: XmlNode, name: str) -> None:
         w = self.world
         if name in w.vehicles or name in w.blocks or name in w.actors:
@@ -246,10 +250,13 @@ class _Loader:
 
         name = self._name(node, "veh")
         self._unique(node, name)
+        self._count(node, 1, f"vehicle '{name}'")
         cls_node = self._class_of(node, self.world.vehicle_classes, "vehicle", name)
         cname = cls_node.attrs.get("name", "") if cls_node is not None else ""
-        self.world.vehicles[name] = build_vehicle(node, cls_node, self.ctx, name=name, class_name=cname,
-                                                   sensor_factory=sensor_from_xml)
+        v = build_vehicle(node, cls_node, self.ctx, name=name, class_name=cname, sensor_factory=sensor_from_xml)
+        if v.sensors:
+            self._count(node, len(v.sensors), f"the {len(v.sensors)} sensors of vehicle '{name}'")
+        self.world.vehicles[name] = v
 
     def block_class(self, node: XmlNode) -> None:
         self._register_class(node, self.world.block_classes, "block")
@@ -259,6 +266,7 @@ class _Loader:
 
         name = self._name(node, "block", "{}{:03d}")
         self._unique(node, name)
+        self._count(node, 1, f"block '{name}'")
         cls_node = self._class_of(node, self.world.block_classes, "block", name)
         nodes = [node] + ([cls_node] if cls_node is not None else [])
         nodes = [expanded(n, self.ctx) for n in nodes]
@@ -273,6 +281,7 @@ class _Loader:
 
         name = self._name(node, "actor")
         self._unique(node, name)
+        self._count(node, 1, f"actor '{name}'")
         cls_node = self._class_of(node, self.world.actor_classes, "actor", name)
         nodes = [expanded(n, self.ctx) for n in [node] + ([cls_node] if cls_node is not None else [])]
         cname = cls_node.attrs.get("name", "") if cls_node is not None else ""
@@ -281,11 +290,13 @@ class _Loader:
     def element(self, node: XmlNode) -> None:
         from mvsim_core.elements.base import element_from_xml
 
+        self._count(node, 1, "a world element")
         self.world.elements.append(element_from_xml(node, self.ctx))
 
     def sensor(self, node: XmlNode) -> None:
         from mvsim_core.sensors.base import sensor_from_xml
 
+        self._count(node, 1, "a standalone sensor")
         s = sensor_from_xml(node, self.ctx, STANDALONE_SENSOR_HOST)
         if s.name in self.world.sensors:
             raise self.ctx.error(node, f"duplicate standalone sensor name '{s.name}'")
@@ -321,18 +332,22 @@ class _Loader:
         from mvsim_core.elements.walls import parse_walls
         from mvsim_core.objects.block import wall_block
 
-        for seg in parse_walls(node, self.ctx):
+        segments = parse_walls(node, self.ctx)
+        self._count(node, len(segments), f"{len(segments)} wall segments")
+        for seg in segments:
             self._unique(node, seg.name)
             self.world.blocks[seg.name] = wall_block(seg, node)
 
     def marker(self, node: XmlNode) -> None:
         from mvsim_core.objects.marker import parse_marker
 
+        self._count(node, 1, "a marker")
         self.world.markers.append(parse_marker(node, self.ctx))
 
     def joint(self, node: XmlNode) -> None:
         from mvsim_core.objects.joint import parse_joint
 
+        self._count(node, 1, "a joint")
         bodies = set(self.world.vehicles) | set(self.world.blocks)
         self.world.joints.append(parse_joint(node, self.ctx, bodies))
 

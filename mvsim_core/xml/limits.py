@@ -20,6 +20,9 @@ limit (environment variable)   default          what it bounds
 ``MVSIM_MAX_INCLUDED_BYTES``   16 MiB           characters of included text after text substitution, all included
                                                 files of one load together
 ``MVSIM_MAX_NESTING_DEPTH``    1000             elements nested inside each other in one file
+``MVSIM_MAX_OBJECTS``          1000             vehicles, blocks (wall segments too), actors, world elements,
+                                                sensors, markers and joints one load builds (a 100 000-iteration
+                                                ``<for>`` of vehicles would take minutes to build and step)
 =============================  ===============  ====================================================================
 
 The defaults leave every shipped and upstream world far inside (the largest loops 25 iterations, includes 3 deep).
@@ -44,6 +47,7 @@ ENV_NAMES: dict[str, str] = {
     "included_files": "MVSIM_MAX_INCLUDED_FILES",
     "included_bytes": "MVSIM_MAX_INCLUDED_BYTES",
     "nesting_depth": "MVSIM_MAX_NESTING_DEPTH",
+    "objects": "MVSIM_MAX_OBJECTS",
 }
 """Field of :class:`LoadLimits` -> the environment variable that sets it."""
 
@@ -60,6 +64,7 @@ class LoadLimits:
         included_files: ``<include>``\\ s read per load.
         included_bytes: characters of included text per load (after text substitution).
         nesting_depth: element nesting levels in one file.
+        objects: vehicles, blocks, actors, elements, sensors, markers and joints built per load.
     """
 
     loop_iterations: int = 100_000
@@ -69,6 +74,7 @@ class LoadLimits:
     included_files: int = 10_000
     included_bytes: int = 16 << 20
     nesting_depth: int = 1000
+    objects: int = 1000
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -112,7 +118,7 @@ class LoadBudget:
         limits: the limits in force.
     """
 
-    __slots__ = ("limits", "loop_iterations", "included_files", "included_bytes", "substituted")
+    __slots__ = ("limits", "loop_iterations", "included_files", "included_bytes", "substituted", "objects")
 
     def __init__(self, limits: LoadLimits | None = None) -> None:
         self.limits = limits or LoadLimits()
@@ -120,6 +126,16 @@ class LoadBudget:
         self.included_files = 0
         self.included_bytes = 0
         self.substituted = 0
+        self.objects = 0
+
+    def charge_objects(self, count: int, what: str, file: str, line: int) -> None:
+        """Count ``count`` objects (``what``: "a vehicle and its 2 sensors", ...) built from the tag at
+        ``file:line``."""
+        total = self.objects + count
+        if total > self.limits.objects:
+            raise WorldFileError(file, line, self.limits.message(
+                "objects", f"{what} would bring this load to {total} objects", "objects per load"))
+        self.objects = total
 
     def charge_substituted(self, size: int, file: str, line: int) -> None:
         """Count a value of ``size`` characters that substitution produced (read at ``file:line``)."""

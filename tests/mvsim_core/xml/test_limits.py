@@ -32,10 +32,10 @@ def load_error(path, **kw):
 def test_defaults_and_environment_overrides():
     d = LoadLimits()
     assert (d.loop_iterations, d.value_length, d.substituted, d.include_depth, d.included_files, d.included_bytes,
-            d.nesting_depth) == (100_000, 1_000_000, 100_000_000, 32, 10_000, 16 << 20, 1000)
+            d.nesting_depth, d.objects) == (100_000, 1_000_000, 100_000_000, 32, 10_000, 16 << 20, 1000, 1000)
     env = {v: str(i + 2) for i, v in enumerate(ENV_NAMES.values())}
     got = LoadLimits.from_env(env)
-    assert [getattr(got, k) for k in ENV_NAMES] == [2, 3, 4, 5, 6, 7, 8]
+    assert [getattr(got, k) for k in ENV_NAMES] == [2, 3, 4, 5, 6, 7, 8, 9]
     assert LoadLimits.from_env({"MVSIM_MAX_LOOP_ITERATIONS": " 1_000_000 "}).loop_iterations == 1_000_000
     assert LoadLimits.from_env({"MVSIM_MAX_LOOP_ITERATIONS": ""}) == d  # empty: unset
 
@@ -228,3 +228,20 @@ def test_budget_counts():
     assert b.bytes_left() == 40
     with pytest.raises(mv.WorldFileError, match="^f:8: included text of 41 characters after 60 in this load"):
         b.charge_bytes(41, "f", 8)
+
+
+def test_objects_per_load_are_bounded_before_they_are_built(tmp_path):
+    """A 100 000-iteration loop of blocks would take minutes to build and step: the 1001st object stops the load
+    at its tag, before it is built (vehicles count their sensors, <walls> their segments)."""
+    block = '<block><shape><pt>0 0</pt><pt>1 0</pt><pt>1 1</pt></shape><init_pose>${i} 0 0</init_pose></block>'
+    path = world(tmp_path, f'<for var="i" from="1" to="100000">\n{block}\n</for>')
+    t = time.perf_counter()
+    e = load_error(path)
+    assert time.perf_counter() - t < 10
+    assert (e.line, e.message) == (3, "block 'block1001' would bring this load to 1001 objects: more than the "
+                                      "limit of 1000 objects per load; " + HOW.format("MVSIM_MAX_OBJECTS"))
+    e = load_error(world(tmp_path, f'<for var="i" from="1" to="3">\n{block}\n</for>', name="w3.xml"),
+                   env={"MVSIM_MAX_OBJECTS": "2"})
+    assert e.message.startswith("block 'block003' would bring this load to 3 objects: more than the limit of 2 "
+                                "objects")
+    assert len(mv.load_world(path.with_name("w3.xml"), env={"MVSIM_MAX_OBJECTS": "3"}).blocks) == 3
