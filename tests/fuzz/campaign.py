@@ -225,6 +225,9 @@ def make_summary(args: argparse.Namespace, corpus: Corpus, mutants: dict[int, Mu
         "mutants_per_s": round(n / wall, 2) if wall > 0 else 0.0,
         "classes": {c: classes.get(c, 0) for c in CLASSES},
         "failures": failure_rows,
+        "truncated": [{"id": mutants[k].id, "source": mutants[k].source.id, "outcome": results[k].outcome,
+                       "what": results[k].extra["truncated"], "repro": _repro(mutants[k])}
+                      for k in sorted(results) if "truncated" in results[k].extra],
         "world_file_errors": [{"message": b, "count": c} for b, c in wfe.most_common()],
         "sources": {s: dict(c) for s, c in sorted(per_source.items())},
         "corpus": [w.id for w in corpus.worlds],
@@ -246,6 +249,11 @@ def format_summary(s: dict[str, Any]) -> str:
             lines.append(f"{row['count']:>5}  {row['class']}: {row['bucket']}")
             lines.append(f"       e.g. {row['example']} ({row['source']}): {row['message'][:200]}")
             lines.append(f"       {row['repro']}")
+    if s["truncated"]:
+        lines += ["", f"slow worlds: {len(s['truncated'])} run(s) stopped stepping at 40 % of the time limit "
+                      f"(not failures), e.g.:"]
+        for row in s["truncated"][:5]:
+            lines.append(f"       {row['id']} ({row['source']}): {row['what']}; {row['repro']}")
     if s["world_file_errors"]:
         lines += ["", "world file errors by message (top 25):"]
         for row in s["world_file_errors"][:25]:

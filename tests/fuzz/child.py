@@ -117,8 +117,12 @@ def check_cli(path: str, seed: int) -> tuple[int, str, str]:
 
 
 def run_world(path: str, *, seed: int = 0, sim_time: float = SIM_TIME, max_steps: int = MAX_STEPS,
-              contract: bool = True) -> Result:
-    """Load, start and step the world at ``path``; classify what happened (see :mod:`.outcome`)."""
+              wall_budget: float | None = None, contract: bool = True) -> Result:
+    """Load, start and step the world at ``path``; classify what happened (see :mod:`.outcome`).
+
+    ``wall_budget``: stop stepping (and go on to the checks) once this many wall seconds have passed since the call,
+    so that a big world that steps slowly but steadily is not taken for a hang (``extra["truncated"]`` then says
+    so); a load, a start or a single step that never ends still runs into the fork server's time limit."""
     from mvsim_core.errors import WorldFileError
     from mvsim_core.loader import load_world
 
@@ -141,6 +145,9 @@ def run_world(path: str, *, seed: int = 0, sim_time: float = SIM_TIME, max_steps
             for _ in range(n):
                 world.step()
                 res.steps += 1
+                if wall_budget is not None and time.perf_counter() - t0 > wall_budget and res.steps < n:
+                    res.extra["truncated"] = f"{res.steps} of {n} steps in {time.perf_counter() - t0:.1f} s"
+                    break
             stage = "state"
             bad = nonfinite_state(world)
             if bad:

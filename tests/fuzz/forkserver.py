@@ -9,7 +9,9 @@ Limits, per child:
 
 * time: the parent kills the child (SIGKILL) ``timeout`` seconds after the fork; one second before that the child
   dumps its Python stacks (faulthandler) into its log, and the innermost ``mvsim_core`` frame names the hang's
-  bucket;
+  bucket. A child still stepping after 40 % of the limit stops there and reports (a big world that steps slowly is
+  not a hang; the summary counts these runs as "truncated"), so a hang is a load, a start or one step that takes
+  the rest of the limit;
 * memory: ``RLIMIT_AS`` = the parent's address space at the fork + ``memory_mb`` (an allocation past it raises
   ``MemoryError`` or kills the child), and a peak resident size (``ru_maxrss``) over ``memory_mb`` counts as
   ``memory`` too.
@@ -41,6 +43,9 @@ from .outcome import CRASH, HANG, MEMORY, UNCAUGHT, Result, dump_bucket
 
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_MEMORY_MB = 2048
+WALL_BUDGET_SHARE = 0.4
+"""Share of the time limit after which a child that is still stepping stops and reports (a slow world, not a hang:
+see :func:`~.child.run_world`)."""
 LOG = "child.log"
 RESULT = "result.json"
 
@@ -159,7 +164,7 @@ def warm_up(worlds: Iterable[Path]) -> list[str]:
 class Target(Protocol):
     """What a child runs: :func:`~.child.run_world` (tests pass others)."""
 
-    def __call__(self, path: str, *, seed: int, sim_time: float, max_steps: int) -> Result: ...
+    def __call__(self, path: str, *, seed: int, sim_time: float, max_steps: int, wall_budget: float) -> Result: ...
 
 
 def _child(job: Job, limits: Limits, as_limit: int, target: Target, sim_time: float, max_steps: int) -> None:
@@ -179,7 +184,8 @@ def _child(job: Job, limits: Limits, as_limit: int, target: Target, sim_time: fl
         faulthandler.enable(file=sys.stderr, all_threads=True)
         faulthandler.dump_traceback_later(max(0.2, limits.timeout - 1.0), exit=False, file=sys.stderr)
         try:
-            res = target(job.path, seed=job.seed, sim_time=sim_time, max_steps=max_steps)
+            res = target(job.path, seed=job.seed, sim_time=sim_time, max_steps=max_steps,
+                         wall_budget=limits.timeout * WALL_BUDGET_SHARE)
         except MemoryError as e:  # escaped the target (the simulator's own are caught in run_world)
             res = Result(MEMORY, "MemoryError outside the run", f"MemoryError: {e}", stage="child")
         faulthandler.cancel_dump_traceback_later()

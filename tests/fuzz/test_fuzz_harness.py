@@ -143,7 +143,9 @@ def test_buckets_name_the_innermost_simulator_frame() -> None:
 
 def test_run_world_on_a_good_and_a_bad_world(repo_dir: Path, tmp_path: Path) -> None:
     good = run_world(str(repo_dir / "worlds/demo.world.xml"), max_steps=5)
-    assert (good.outcome, good.steps, good.dt) == (OK, 5, 0.005)
+    assert (good.outcome, good.steps, good.dt, good.extra) == (OK, 5, 0.005, {})
+    slow = run_world(str(repo_dir / "worlds/demo.world.xml"), wall_budget=0.0)  # stops after its first step
+    assert (slow.outcome, slow.steps, slow.extra["truncated"].split(" in ")[0]) == (OK, 1, "1 of 100 steps")
     bad = tmp_path / "bad.world.xml"
     bad.write_text('<mvsim_world version="1.0">\n<gravity>nine</gravity>\n</mvsim_world>\n')
     res = run_world(str(bad))
