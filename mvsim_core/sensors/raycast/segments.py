@@ -387,8 +387,11 @@ class StaticSegments:
     """
 
     def __init__(self, seg: np.ndarray, bucket_size: float | None = None) -> None:
-        """Bin ``seg`` ((S, 7) rows). ``bucket_size`` (m): None = √(extent area / S)."""
-        self.seg = np.ascontiguousarray(np.asarray(seg, dtype=np.float64).reshape(-1, SEG_COLS))
+        """Bin ``seg`` ((S, 7) rows). ``bucket_size`` (m): None = √(extent area / S). Rows whose points are not
+        finite are left out (they could not be hit, and would make the bucket grid's size NaN)."""
+        seg = np.asarray(seg, dtype=np.float64).reshape(-1, SEG_COLS)
+        finite = np.isfinite(seg[:, :4]).all(axis=1)
+        self.seg = np.ascontiguousarray(seg if finite.all() else seg[finite])
         n = len(self.seg)
         if n == 0:
             self.gx0 = self.gy0 = 0.0

@@ -134,6 +134,17 @@ def test_bucketed_static_set_matches_testing_every_edge(bucket):
         assert out[i] == pytest.approx(ref, abs=1e-9), i
 
 
+def test_static_rows_that_are_not_finite_are_left_out():
+    """A NaN or infinite segment (a bad pose slipping past the checks) is dropped when binning instead of making the
+    bucket grid's size NaN (``int(nan)``: ValueError, issue 14); the finite ones are still hit."""
+    bad = polygon_edges(SQUARE + 5.0)
+    bad[0, 0], bad[1, 3], bad[2, 2] = math.nan, math.inf, -math.inf
+    s = StaticSegments(np.vstack([polygon_edges(SQUARE), bad]))
+    assert len(s.seg) == 4 + 1
+    assert cast_static(s, -1.0, 0.5, 0.0, 10.0)[0] == pytest.approx(1.0)
+    assert len(StaticSegments(bad[:3]).seg) == 0
+
+
 def test_empty_static_set_changes_nothing():
     s = StaticSegments(np.zeros((0, 6)))
     assert cast_static(s, 0.0, 0.0, 0.0, 7.0)[0] == 7.0
