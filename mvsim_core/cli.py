@@ -152,11 +152,35 @@ def _err(text: str) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    world = _load(args)
+    """Load the world and print its summary (warnings on stderr): 0. A bad world file: its one ``file:line:`` line, 2
+    (by :func:`main`). Anything else that escapes the loader is a bug of ours: one line naming it and where it
+    happened, never a traceback, and 1."""
+    try:
+        world = _load(args)
+    except MvsimError:
+        raise
+    except Exception as e:  # noqa: BLE001 (the last guard: check never prints a traceback)
+        print(f"mvsim: internal error while loading {args.world}: {_where_raised(e)}; this is a bug of the simulator, "
+              f"please report it with the world file", file=sys.stderr)
+        return 1
     print(world.summary())
     for w in world.warnings:
         print(f"warning: {w}", file=sys.stderr)
     return 0
+
+
+def _where_raised(e: BaseException) -> str:
+    """``Type: message (at file.py:line)``: the exception and the innermost frame of the simulator it came from."""
+    import traceback
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parent
+    frames = [(Path(f.filename), f.lineno) for f in traceback.extract_tb(e.__traceback__)]
+    ours = [(p.relative_to(package.parent).as_posix(), line) for p, line in frames if p.is_relative_to(package)]
+    at = f" (at {ours[-1][0]}:{ours[-1][1]})" if ours else ""
+    text = one_line(str(e))
+    text = text if len(text) <= 300 else text[:300] + "…"
+    return f"{type(e).__name__}: {text}{at}"
 
 
 # ---------------------------------------------------------------------- launch / server

@@ -44,8 +44,10 @@ def stencil_bytes(max_radius: float, resolution: float) -> float:
     """Bytes that :meth:`GridObstacles.build` works with to make the neighbourhood of one body of ``max_radius`` (m)
     on a grid of ``resolution`` (m): ~64 per cell of its (2n+1)² square. A float, inf for NaN."""
     n = stencil_reach(max_radius, resolution) / resolution
-    size = (2.0 * math.ceil(n) + 1.0) ** 2 * 64.0 if math.isfinite(n) else math.inf
-    return size
+    if not n < 1e15:  # NaN, inf, or far beyond any budget (the square would overflow)
+        return math.inf
+    side = 2.0 * math.ceil(n) + 1.0
+    return side * side * 64.0
 
 
 @dataclass

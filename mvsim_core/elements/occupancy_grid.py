@@ -19,6 +19,8 @@ from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.params import Kind, Param
 
 _IMAGE_ONLY = ("resolution", "centerpixel_x", "centerpixel_y")
+MIN_RESOLUTION = 1e-3
+"""Smallest cell size of an image map (m)."""
 
 
 def map_format(path: str | Path) -> str:
@@ -45,7 +47,7 @@ class OccupancyGrid(WorldElement):
     xml_class: ClassVar[str] = "occupancy_grid"
     PARAMS: ClassVar[tuple[Param, ...]] = (
         Param("file", Kind.STRING, "", doc="image, ROS .yaml map or MRPT .gridmap[.gz]"),
-        Param("resolution", Kind.FLOAT, 0.10, "m", positive=True, doc="cell size (images only)"),
+        Param("resolution", Kind.FLOAT, 0.10, "m", positive=True, min=MIN_RESOLUTION, doc="cell size (images only)"),
         Param("centerpixel_x", Kind.FLOAT, -1.0, "px", doc="image column at world x = 0 (images only)"),
         Param("centerpixel_y", Kind.FLOAT, -1.0, "px", doc="image row from the bottom at world y = 0 (images only)"),
         Param("show_collisions", Kind.BOOL, True, doc="draw the cells used for collisions"),

@@ -186,7 +186,8 @@ def resample_dem(points: np.ndarray, resolution: float) -> tuple[np.ndarray, flo
 
     x_min, y_min = float(xyz[:, 0].min()), float(xyz[:, 1].min())
     x_max, y_max = float(xyz[:, 0].max()), float(xyz[:, 1].max())
-    fx, fy = max(1.0, math.ceil((x_max - x_min) / res)), max(1.0, math.ceil((y_max - y_min) / res))
+    fx, fy = (x_max - x_min) / res, (y_max - y_min) / res
+    fx, fy = (max(1.0, float(math.ceil(f))) if f < 1e15 else math.inf for f in (fx, fy))
     if over_budget(fx * fy, DEM_CELL_BYTES):
         raise ValueError(budget_message(f"a height grid of {fx:.0f} x {fy:.0f} cells ({x_max - x_min:g} x "
                                         f"{y_max - y_min:g} m at {res:g} m)", fx * fy, DEM_CELL_BYTES,

@@ -113,3 +113,31 @@ def test_check_quotes_a_long_junk_value_on_one_line(tmp_path):
     assert r.stderr.count("\n") == 1
     assert r.stderr == (f"{world}:2: bad number '" + "1 \\r\\x0c\\x1f" * 40
                         + "…' (25001 characters) for <simul_timestep>; expected a number such as 1.5\n")
+
+
+def test_check_internal_error_is_one_line_without_traceback(tmp_path, capsys):
+    """A bug in the loader (here: an element class, defined for this test, whose loading raises a ValueError) is one
+    line naming it and where it happened, exit 1 -- never a traceback."""
+    from mvsim_core.cli import main
+    from mvsim_core.elements.base import WorldElement
+
+    class Exploding(WorldElement):
+        xml_class = "test_exploding_element"
+
+        def _load(self, ctx):
+            raise ValueError("cannot convert float NaN to integer")
+
+    try:
+        (tmp_path / "w.xml").write_text('<mvsim_world version="1.0">\n<element class="test_exploding_element"/>\n'
+                                        '</mvsim_world>\n')
+        assert main(["check", str(tmp_path / "w.xml")]) == 1
+    finally:
+        del WorldElement.registry[Exploding.xml_class]
+    import mvsim_core.elements.base as base
+
+    line = next(i for i, text in enumerate(Path(base.__file__).read_text().splitlines(), 1)
+                if "element._load(ctx)" in text)  # the innermost frame of the simulator: the call into the element
+    err = capsys.readouterr().err
+    assert err == (f"mvsim: internal error while loading {tmp_path / 'w.xml'}: ValueError: cannot convert float NaN to "
+                   f"integer (at mvsim_core/elements/base.py:{line}); this is a bug of the simulator, please report it "
+                   f"with the world file\n")

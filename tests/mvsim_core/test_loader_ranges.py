@@ -79,12 +79,16 @@ CASES = [
         '<block name="a"><init_pose>0 0 0</init_pose></block>\n<block name="b"><init_pose>2 0 0</init_pose></block>\n'
         '<joint type="revolute" body_a="a" body_b="b" enable_limit="true" lower_angle_deg="30" upper_angle_deg="-30"/>'
         '\n'), 4, "joint lower_angle_deg (30) is larger than upper_angle_deg (-30)"),
-    ("occupancy grid cells too fine for the vehicle's collision neighbourhood", world(
-        f'<element class="occupancy_grid">\n <file>{MAP}</file>\n <resolution>1e-5</resolution>\n</element>\n'
-        + VEHICLE.format(cls="differential", dyn="")), 6,
-     "vehicle 'r1' (reaching 0.671 m from its reference point) on the occupancy grid at {path}:2 (1e-05 m cells): "
-     "searching the cells around it for collisions needs 2.36 TiB, more than the 256 MiB budget for one array "
+    ("a block too large for its occupancy-grid collision neighbourhood", world(
+        f'<element class="occupancy_grid">\n <file>{MAP}</file>\n</element>\n<block name="slab">\n'
+        ' <init_pose>0 0 0</init_pose>\n <shape><pt>-300 -300</pt><pt>300 -300</pt><pt>300 300</pt></shape>\n'
+        '</block>\n'), 5,
+     "block 'slab' (reaching 424 m from its reference point) on the occupancy grid at {path}:2 (0.1 m cells): "
+     "searching the cells around it for collisions needs 9.66 GiB, more than the 256 MiB budget for one array "
      "sized by a world file; use a coarser grid resolution or a smaller object"),
+    ("occupancy grid cells below 1 mm", world(
+        f'<element class="occupancy_grid">\n <file>{MAP}</file>\n <resolution>1e-300</resolution>\n</element>\n'),
+     4, "<resolution> must be at least 0.001 m (got 1e-300)"),
 ]
 
 

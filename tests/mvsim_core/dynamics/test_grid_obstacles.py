@@ -63,3 +63,13 @@ def test_update_follows_the_bodies_and_counts_shared_cells():
     assert all(g.refcount[k] == 1 for k in g.fixtures) and len(g.body.fixtures) == len(g.fixtures)
     g.update(np.array([[0.0, -1.5], [0.0, -1.0]]))
     assert g.fixtures == {} and g.refcount == {} and len(g.body.fixtures) == 0
+
+
+def test_stencil_bytes_never_overflows():
+    """The load-time budget arithmetic (loader: occupancy-grid neighbourhoods): a 1e-300 m cell gave OverflowError
+    (fuzz campaign 2, --seed 0 --only 459); it is now simply unbounded."""
+    from mvsim_core.dynamics.grid_obstacles import stencil_bytes
+
+    assert stencil_bytes(0.5, 0.05) == 35.0 ** 2 * 64  # reach 0.835 m: n = 17, a 35 x 35 square
+    assert stencil_bytes(0.5, 1e-300) == math.inf
+    assert stencil_bytes(math.nan, 0.05) == math.inf
