@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from mvsim_core.dynamics.controllers.base import Controller, Family
+from mvsim_core.world_options import MIN_TIMESTEP
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.params import Kind, Param, read_params
 
@@ -71,13 +72,13 @@ class TimedPath:
     ``PoseTrajectoryFollower``).
 
     Args:
-        waypoints: at least two, any order; times must be distinct.
+        waypoints: at least two, any order; times at least ``MIN_TIMESTEP`` (1e-4 s) apart.
         loop: wrap time (and arc length) around instead of stopping at the last waypoint.
         lookahead: look-ahead distance along the path (m).
         max_omega: largest |ω| (rad/s); ≤ 0: no limit.
 
     Raises:
-        ValueError: fewer than two waypoints, or a repeated time.
+        ValueError: fewer than two waypoints, or two times less than ``MIN_TIMESTEP`` (1e-4 s) apart.
     """
 
     def __init__(self, waypoints: Sequence[Waypoint], *, loop: bool = True, lookahead: float = 0.5,
@@ -88,6 +89,9 @@ class TimedPath:
         for a, b in zip(wps, wps[1:], strict=False):
             if not b.t > a.t:
                 raise ValueError(f"waypoint times must be strictly increasing; t={b.t:g} is repeated")
+            if not b.t - a.t >= MIN_TIMESTEP:
+                raise ValueError(f"waypoint times must be at least {MIN_TIMESTEP:g} s apart; t={a.t:g} and t={b.t:g} "
+                                 f"are not")
         self.waypoints = tuple(wps)
         self.loop = bool(loop)
         self.lookahead = float(lookahead)
@@ -205,9 +209,9 @@ class TrajectoryController(Controller):
                                   lookahead=float(self.params["lookahead_distance"]),
                                   max_omega=float(self.params["max_angular_speed"]))
         except ValueError as e:
-            times = [w.t for w in wps]
-            dup = next(n for n, t in zip(nodes, times, strict=True) if times.count(t) > 1)
-            raise ctx.error(dup, f"{e} in <controller class=\"trajectory\">") from None
+            order = sorted(range(len(wps)), key=lambda k: wps[k].t)
+            first = next(a for a, b in zip(order, order[1:], strict=False) if not wps[b].t - wps[a].t >= MIN_TIMESTEP)
+            raise ctx.error(nodes[first], f"{e} in <controller class=\"trajectory\">") from None
         self.twist = (0.0, 0.0, 0.0)
         self._steps = 0
 

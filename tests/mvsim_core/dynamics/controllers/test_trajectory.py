@@ -132,6 +132,16 @@ def test_repeated_time_points_at_the_waypoint(tmp_path):
     assert "strictly increasing; t=0 is repeated" in e.value.message
 
 
+def test_times_closer_than_the_shortest_step(tmp_path):
+    """1e-320 s apart, the reference speed (distance / time) was inf: the ideal twist blew the vehicle up."""
+    with pytest.raises(WorldFileError) as e:
+        load(tmp_path, "differential", '<controller class="trajectory">\n<waypoint t="0" x="1" y="2"/>\n'
+                                       '<waypoint t="1e-320" x="3" y="2"/></controller>')
+    assert e.value.line == 4
+    assert e.value.message == ("waypoint times must be at least 0.0001 s apart; t=0 and t=9.99989e-321 are not in "
+                               "<controller class=\"trajectory\">")
+
+
 # ---------------------------------------------------------------------- in a world
 def test_differential_drives_the_straight_segment_on_schedule(tmp_path):
     """1 m/s from t = 0: the first step computes the twist, so the body moves from the second step on, and Box2D's
