@@ -273,8 +273,8 @@ def run_files(args: argparse.Namespace) -> int:
     os.environ["MVSIM_CACHE_DIR"] = str(scratch / "asset-cache")
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
-    shipped = Corpus.discover(include_shared=False)  # a few files: the shipped worlds warm the common kernels
-    warm_up([w.root.path / w.rel for w in shipped.worlds])
+    corpus = Corpus.discover(include_shared=not args.no_shared)  # compiles the kernels once, not in every child
+    warm_up([w.root.path / w.rel for w in corpus.worlds])
     files = [p.resolve() for p in args.files]
     jobs = [Job(str(p), str(p), scratch / f"f{i}") for i, p in enumerate(files)]
     results: dict[str, Result] = {}

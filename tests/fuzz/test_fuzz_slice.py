@@ -24,7 +24,7 @@ SEED = 1
 def test_fuzz_slice_has_no_failures(repo_dir: Path, tmp_path: Path) -> None:
     jobs = min(2, os.cpu_count() or 1)
     cmd = [sys.executable, "-m", "tests.fuzz", "--n", str(MUTANTS), "--seed", str(SEED), "--jobs", str(jobs),
-           "--timeout", "20", "--sim-time", "0.2", "--out", str(tmp_path), "--quiet"]
+           "--timeout", "30", "--sim-time", "0.2", "--out", str(tmp_path), "--quiet"]
     proc = subprocess.run(cmd, cwd=repo_dir, capture_output=True, text=True, timeout=900)
     summary_path = tmp_path / "summary.json"
     assert summary_path.exists(), f"no summary (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr[-3000:]}"
