@@ -29,7 +29,7 @@ import math
 import subprocess
 from collections.abc import Callable, Mapping
 
-from mvsim_core.errors import ExpressionError, MvsimError
+from mvsim_core.errors import ExpressionError, MvsimError, one_line
 from mvsim_core.rng import WorldRandom
 from mvsim_core.xml.limits import ENV_NAMES, LoadLimits
 
@@ -325,10 +325,10 @@ def _math(body: str, variables: Mapping[str, str], rng: WorldRandom, off: int) -
     try:
         value = evaluate(body, numeric_variables(variables), rng)
     except ExpressionError as e:
-        where = f" at position {e.position}" if e.position >= 0 else ""
-        raise SubstitutionError(f"in $f{{{body[:200]}}}: {e.message}{where}", off) from None
+        where = f" at position {e.position}" if e.position >= 0 and "position" not in e.message else ""
+        raise SubstitutionError(f"in $f{{{one_line(body[:200])}}}: {e.message}{where}", off) from None
     if not math.isfinite(value):
-        raise SubstitutionError(f"in $f{{{body[:200]}}}: the result is {format_number(value)}; a $f{{}} value must be "
-                                f"a finite number (look for a division by zero, an overflow such as 2^2000, or a "
-                                f"variable that is inf or nan)", off)
+        raise SubstitutionError(f"in $f{{{one_line(body[:200])}}}: the result is {format_number(value)}; a $f{{}} "
+                                f"value must be a finite number (look for a division by zero, an overflow such as "
+                                f"2^2000, or a variable that is inf or nan)", off)
     return format_number(value)

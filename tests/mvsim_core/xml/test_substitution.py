@@ -114,6 +114,12 @@ def test_expression_errors_in_a_world_file_have_file_and_line(tmp_path):
                              f"unifrnd(1, 0); swap the bounds at position 0")
 
 
+def test_expression_error_shows_control_characters_escaped_and_its_position_once():
+    with pytest.raises(SubstitutionError) as ei:
+        sv("$f{-180+rand()*36\xd3S\x1d}")
+    assert ei.value.message == "in $f{-180+rand()*36\xd3S\\x1d}: unexpected character '\xd3' at position 14"
+
+
 def _follow(tmp_path, body, files, env):
     import mvsim_core as mv
 
