@@ -379,8 +379,13 @@ class SceneRenderer:
             rgb, depth: which images to read back.
 
         Returns:
-            The :class:`Frame` (fresh arrays, owned by the caller).
+            The :class:`Frame` (fresh arrays, owned by the caller). A camera whose pose is not finite sees nothing
+            (:data:`BACKGROUND`, depth 0): OpenGL is not called with NaN matrices.
         """
+        if not (np.isfinite(rot).all() and np.isfinite(pos).all()):
+            w, h = int(intrinsics.ncols), int(intrinsics.nrows)
+            return Frame(np.full((h, w, 3), BACKGROUND, np.uint8) if rgb else None,
+                         np.zeros((h, w), np.float32) if depth else None)
         proj = projection_matrix(intrinsics, near, far, zero_to_one=self.reversed_z)
         view = view_matrix(rot, pos, self.scene.origin)
         return self.render_matrices(view, proj, int(intrinsics.ncols), int(intrinsics.nrows), rgb=rgb, depth=depth)

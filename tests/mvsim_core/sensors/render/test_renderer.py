@@ -256,3 +256,25 @@ def test_texture_larger_than_the_renderer_holds_is_thinned(tmp_path):
     for (x, y), want in (((0.5, 0.5), 255), ((-0.5, 0.5), 0)):  # u = x / 2 (repeated): white below 0.5
         u, v, _ = project(world_to_optical(np.array([x, y, 0.0]), rot, np.array([0.0, 0.0, 3.0])), K)
         assert np.abs(f.rgb[int(round(v[0])), int(round(u[0]))].astype(int) - want).max() <= 30, (x, y)
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf])
+def test_camera_with_a_pose_that_is_not_finite_sees_nothing(tmp_path, bad):
+    """A NaN or infinite camera pose (a sensor pose set from Python, say) gives the background and depth 0 — never a
+    NaN depth — without handing OpenGL a NaN matrix."""
+    from mvsim_core.sensors.render.renderer import BACKGROUND
+
+    r, _ = renderer_of(tmp_path, box("b", 3, -1, 4, 1, 0, 2))
+    rot, pos = look_along_x()
+
+    def no_gl(*args: object, **kwargs: object) -> None:
+        raise AssertionError("OpenGL was asked to draw with a pose that is not finite")
+
+    r.render_matrices = no_gl  # type: ignore[method-assign]
+    for rr, pp in ((rot, np.array([0.0, bad, 1.0])), (np.where(np.eye(3) > 0, bad, rot), pos)):
+        f = r.render(rr, pp, K, 0.01, 100.0)
+        assert f.rgb.shape == (240, 320, 3) and (f.rgb == np.array(BACKGROUND, np.uint8)).all()
+        assert f.depth.shape == (240, 320) and not f.depth.any()
+        assert r.render(rr, pp, K, 0.01, 100.0, rgb=False).rgb is None
+    del r.render_matrices
+    assert r.render(rot, pos, K, 0.01, 100.0).depth[120, 160] == pytest.approx(3.0, abs=1e-4)
