@@ -162,7 +162,7 @@ def run_mutants(args: argparse.Namespace) -> int:
             if res.failed:
                 _save_failure(out, m, res, job.workdir)
             if args.only is not None:
-                _print_one(m, res, job)
+                _print_one(m, res, job, args.keep)
             if not args.keep:
                 shutil.rmtree(job.workdir, ignore_errors=True)
     except KeyboardInterrupt:
@@ -182,7 +182,7 @@ def run_mutants(args: argparse.Namespace) -> int:
     return 1 if any(summary["classes"][c] for c in FAILURES) or interrupted else 0
 
 
-def _print_one(m: Mutant, res: Result, job: Job) -> None:
+def _print_one(m: Mutant, res: Result, job: Job, kept: bool) -> None:
     print(f"mutant {m.id} of {m.source.id}")
     for op in m.ops:
         print(f"  {op}")
@@ -193,7 +193,7 @@ def _print_one(m: Mutant, res: Result, job: Job) -> None:
         print(res.detail.rstrip())
     print(f"stage {res.stage}, {res.steps} steps of {res.dt:g} s, {res.seconds:.2f} s, peak RSS {res.max_rss_mb:.0f} "
           f"MiB")
-    print(f"world file: {job.path}" + ("" if (job.workdir / "tree").exists() else " (removed; use --keep)"))
+    print(f"world file: {job.path}" + ("" if kept else " (removed afterwards; --keep keeps it)"))
 
 
 def make_summary(args: argparse.Namespace, corpus: Corpus, mutants: dict[int, Mutant], results: dict[int, Result],
