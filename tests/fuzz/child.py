@@ -177,11 +177,14 @@ def run_world(path: str, *, seed: int = 0, sim_time: float = SIM_TIME, max_steps
 
 
 def _check_contract(res: Result, path: str, seed: int, error: Any) -> None:
-    """``mvsim check`` must exit 0 for a world that ran, and 2 with exactly the error's line for a world file error."""
+    """``mvsim check`` must exit 0 for a world that ran, and 2 with exactly the error's line for a world file error
+    (as the command prints it: control characters escaped, :func:`mvsim_core.errors.one_line`)."""
+    from mvsim_core.errors import one_line
+
     rc, out, err = check_cli(path, seed)
     lines = err.splitlines()
     want = 0 if error is None else 2
-    if rc == want and (error is None or lines == [str(error)]):
+    if rc == want and (error is None or lines == [one_line(str(error))]):
         return
     bad = CHECK_CONTRACT
     if rc == 1 and "Traceback" in err:
