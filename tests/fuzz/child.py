@@ -155,8 +155,8 @@ def run_world(path: str, *, seed: int = 0, sim_time: float = SIM_TIME, max_steps
     except WorldFileError as e:
         error = e
         text = str(e)
-        res.message = text.splitlines()[0][:2000] if text else ""
-        if e.file and e.line > 0 and text.startswith(f"{e.file}:{e.line}: ") and "\n" not in text:
+        res.message = text[:2000]
+        if e.file and e.line > 0 and text.startswith(f"{e.file}:{e.line}: "):  # one line: the contract check
             res.outcome, res.bucket = WORLD_FILE_ERROR, message_bucket(text)
         else:
             res.outcome, res.bucket = BAD_ERROR, f"{stage}: WorldFileError without file:line: {message_bucket(text)}"
