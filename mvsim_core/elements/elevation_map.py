@@ -22,6 +22,7 @@ import numpy as np
 
 from mvsim_core.elements.base import WorldElement, child_node, resolve_asset
 from mvsim_core.errors import AssetError
+from mvsim_core.io.file_check import file_problem, shown_path
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.node import XmlNode
 from mvsim_core.xml.params import MAX_MAGNITUDE, Kind, Param
@@ -183,8 +184,9 @@ class ElevationMap(WorldElement):
 
         p = self.params
         path = ctx.resolve_path(p.elevation_image, node)
-        if not path.is_file():
-            raise ctx.error(node, f"elevation image not found: {path}")
+        problem = file_problem(path)
+        if problem is not None:
+            raise ctx.error(node, f"elevation image {problem}: {shown_path(path)}")
         self.source_path = path
         try:
             return load_elevation_image(path, p.elevation_image_min_z, p.elevation_image_max_z)
@@ -198,8 +200,9 @@ class ElevationMap(WorldElement):
 
         p = self.params
         path = ctx.resolve_path(p.dem_xyzrgb_file, node)
-        if not path.is_file():
-            raise ctx.error(node, f"DEM file not found: {path}")
+        problem = file_problem(path)
+        if problem is not None:
+            raise ctx.error(node, f"DEM file {problem}: {shown_path(path)}")
         self.source_path = path
         try:
             points = load_dem_xyzrgb(path)

@@ -14,6 +14,7 @@ from typing import ClassVar
 
 from mvsim_core.elements.base import WorldElement, child_node
 from mvsim_core.errors import AssetError
+from mvsim_core.io.file_check import file_problem, shown_path
 from mvsim_core.io.grid_map import GridMap
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.params import Kind, Param
@@ -67,8 +68,9 @@ class OccupancyGrid(WorldElement):
         if not self.params.file:
             raise ctx.error(file_node, "<file> of occupancy_grid is empty")
         self.path = ctx.resolve_path(self.params.file, file_node)
-        if not self.path.is_file():
-            raise ctx.error(file_node, f"map file not found: {self.path}")
+        problem = file_problem(self.path)
+        if problem is not None:
+            raise ctx.error(file_node, f"map file {problem}: {shown_path(self.path)}")
         self.format = map_format(self.path)
         try:
             if self.format == "ros_yaml":

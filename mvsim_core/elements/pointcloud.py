@@ -15,6 +15,7 @@ from typing import ClassVar
 import numpy as np
 
 from mvsim_core.elements.base import WorldElement
+from mvsim_core.io.file_check import file_problem, shown_path
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.node import XmlNode
 from mvsim_core.xml.params import Kind, Param
@@ -86,8 +87,9 @@ class PointCloud(WorldElement):
             raise ctx.error(self.node, "pointcloud needs a <file_txt_2d> or <file_txt_3d> file")
         node: XmlNode = self.node.child(tag) or self.node
         self.path = ctx.resolve_path(p[tag], node)
-        if not self.path.is_file():
-            raise ctx.error(node, f"point cloud file not found: {self.path}")
+        problem = file_problem(self.path)
+        if problem is not None:
+            raise ctx.error(node, f"point cloud file {problem}: {shown_path(self.path)}")
         try:
             self.points = read_points_txt(self.path, dims)
         except ValueError as e:

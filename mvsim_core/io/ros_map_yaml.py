@@ -32,7 +32,8 @@ from typing import Any
 import numpy as np
 import yaml
 
-from mvsim_core.errors import AssetError
+from mvsim_core.errors import AssetError, quoted
+from mvsim_core.io.file_check import file_problem
 from mvsim_core.io.grid_map import GridMap
 from mvsim_core.io.image_map import read_image_array
 
@@ -119,10 +120,12 @@ def load_ros_map_yaml(path: str | Path) -> GridMap:
     img_path = Path(image.strip()).expanduser()
     if not img_path.is_absolute():
         img_path = p.parent / img_path
-    if not img_path.is_file():
+    problem = file_problem(img_path)
+    if problem is not None:
         raise AssetError(
             str(path),
-            f"image file '{img_path}' (key 'image') not found; paths are relative to the YAML file's directory",
+            f"image file {quoted(str(img_path))} (key 'image') {problem}; paths are relative to the YAML file's "
+            f"directory",
         )
     arr = read_image_array(img_path)
 
