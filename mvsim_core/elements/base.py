@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
 
+from mvsim_core.errors import quoted
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.node import XmlNode
 from mvsim_core.xml.params import Param, ParamValues, read_params, table_names, warn_unknown_children
@@ -93,7 +94,7 @@ def element_from_xml(node: XmlNode, ctx: ParseContext) -> WorldElement:
         raise ctx.error(node, f'<{node.tag}> needs a class="..." attribute; known classes: {known}')
     cls = WorldElement.registry.get(name)
     if cls is None:
-        raise ctx.error(node, f"unknown element class '{name}'; known classes: {known}", attr="class")
+        raise ctx.error(node, f"unknown element class {quoted(name)}; known classes: {known}", attr="class")
     return cls.from_xml(node, ctx)
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mvsim_core.errors import AssetError
+from mvsim_core.errors import AssetError, quoted
 from mvsim_core.geometry.polygons import area, make_ccw
 from mvsim_core.objects.simulable import SIMULABLE_TAGS, SimulableSpec, parse_simulable
 from mvsim_core.objects.visual import Visual, parse_visuals
@@ -89,7 +89,8 @@ def parse_geometry(node: XmlNode, ctx: ParseContext) -> Geometry:
     """Read ``<geometry type="..." .../>``; sizes must be positive."""
     gtype = ctx.require_attr(node, "type")
     if gtype not in _GEOMETRY_ATTRS:
-        raise ctx.error(node, f"unknown geometry type '{gtype}'; known: {', '.join(_GEOMETRY_ATTRS)}", attr="type")
+        raise ctx.error(node, f"unknown geometry type {quoted(gtype)}; known: {', '.join(_GEOMETRY_ATTRS)}",
+                        attr="type")
     dims: dict[str, float] = {}
     for key, default in _GEOMETRY_ATTRS[gtype]:
         raw = node.attrs.get(key)

@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 from enum import Enum
 
+from mvsim_core.errors import quoted
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.node import XmlNode
 from mvsim_core.xml.params import Kind, Param, ParamValues, read_params
@@ -61,7 +62,7 @@ def parse_joint(node: XmlNode, ctx: ParseContext, known_bodies: set[str]) -> Joi
     try:
         jtype = JointType(raw)
     except ValueError:
-        raise ctx.error(node, f"unknown joint type '{raw}'; known: {', '.join(t.value for t in JointType)}",
+        raise ctx.error(node, f"unknown joint type {quoted(raw)}; known: {', '.join(t.value for t in JointType)}",
                         attr="type") from None
     names = []
     for key in ("body_a", "body_b"):

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mvsim_core.errors import quoted
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.node import XmlNode
 from mvsim_core.xml.params import Color, Kind, Param, parse_value, read_params
@@ -28,7 +29,7 @@ class Marker:
 def parse_marker(node: XmlNode, ctx: ParseContext) -> Marker:
     mtype = ctx.attr(node, "type", "line_strip") or "line_strip"
     if mtype != "line_strip":
-        raise ctx.error(node, f"unknown marker type '{mtype}'; the only type is line_strip", attr="type")
+        raise ctx.error(node, f"unknown marker type {quoted(mtype)}; the only type is line_strip", attr="type")
     p = read_params(MARKER_PARAMS, [node], ctx)
     pts_node = node.child("points")
     rows = []

@@ -11,6 +11,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from mvsim_core.errors import quoted
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.node import XmlNode
 from mvsim_core.xml.params import Kind, Param, parse_value, read_params
@@ -111,7 +112,7 @@ def parse_simulable(nodes: Sequence[XmlNode], ctx: ParseContext, *, what: str, n
         vars_ = {"NAME": name, **(extra or {})}
         enabled = ctx.attr(pub, "enabled", "true", extra=vars_) or ""
         if enabled.lower() not in ("true", "false", "1", "0"):
-            raise ctx.error(pub, f"bad bool '{enabled}' for enabled=\"...\" of <publish>; expected true, false, "
+            raise ctx.error(pub, f"bad bool {quoted(enabled)} for enabled=\"...\" of <publish>; expected true, false, "
                                  f"1 or 0", attr="enabled")
         if enabled.lower() in ("true", "1"):
             pv = read_params(PUBLISH_PARAMS, [pub], ctx, extra=vars_)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from mvsim_core.errors import quoted
 from mvsim_core.objects.visual import Visual, parse_visuals
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.node import XmlNode
@@ -72,7 +73,7 @@ def parse_wheel(name: str, node: XmlNode | None, default_pos: tuple[float, float
     if "pos" in node.attrs:
         vals = parse_value(_POS, node.attrs["pos"], node, ctx, attr="pos")
         if len(vals) not in (2, 3):
-            raise ctx.error(node, f"bad pos=\"{node.attrs['pos']}\" of <{name}>: expected 'x y' or 'x y yaw_deg'",
+            raise ctx.error(node, f"bad pos={quoted(node.attrs['pos'])} of <{name}>: expected 'x y' or 'x y yaw_deg'",
                             attr="pos")
         x, y = vals[0], vals[1]
         yaw = math.radians(vals[2]) if len(vals) == 3 else 0.0

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
-from mvsim_core.errors import CommandValueError, ControllerError
+from mvsim_core.errors import CommandValueError, ControllerError, quoted
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.flow import expanded
 from mvsim_core.xml.node import XmlNode
@@ -60,7 +60,7 @@ class Family(Enum):
         fam = _DYNAMICS_FAMILY.get(value)
         if fam is None:
             known = ", ".join(_DYNAMICS_FAMILY)
-            raise ValueError(f"unknown dynamics class '{value}'; known: {known}")
+            raise ValueError(f"unknown dynamics class {quoted(value)}; known: {known}")
         return fam
 
 

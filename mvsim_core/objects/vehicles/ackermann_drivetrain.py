@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from mvsim_core.dynamics.controllers.base import Family
 from mvsim_core.dynamics.differentials import DifferentialKind
+from mvsim_core.errors import quoted
 from mvsim_core.objects.vehicles.ackermann import ACKERMANN_CHASSIS, ACKERMANN_PARAMS, Ackermann
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.node import XmlNode
@@ -57,7 +58,7 @@ class DrivetrainType(Enum):
         for t in cls:
             if t.value == s:
                 return t
-        raise ValueError(f"unknown drivetrain type '{s}'; known: {', '.join(t.value for t in cls)}")
+        raise ValueError(f"unknown drivetrain type {quoted(s)}; known: {', '.join(t.value for t in cls)}")
 
     def wheel_torques(self, torque: float, omega: np.ndarray, p: ParamValues) -> tuple[float, float, float, float]:
         """Torques (rl, rr, fl, fr) in N·m of the engine torque ``torque`` (N·m) through the differentials.

@@ -19,7 +19,7 @@ import numpy as np
 
 from mvsim_core.dynamics.command_limits import CommandGate, CommandLimits
 from mvsim_core.dynamics.controllers.base import Family
-from mvsim_core.errors import ControllerError
+from mvsim_core.errors import ControllerError, quoted
 from mvsim_core.objects.block import _footprint_from_visuals, parse_shape
 from mvsim_core.objects.simulable import SIMULABLE_TAGS, SimulableSpec, parse_simulable
 from mvsim_core.objects.visual import Visual, parse_visuals
@@ -113,7 +113,8 @@ class VehicleDynamics:
         """
         found = VehicleDynamics.registry.get(name)
         if found is None:
-            raise ValueError(f"unknown dynamics class '{name}'; known classes: {', '.join(VehicleDynamics.registry)}")
+            known = ", ".join(VehicleDynamics.registry)
+            raise ValueError(f"unknown dynamics class {quoted(name)}; known classes: {known}")
         return found
 
     def __init__(self, params: ParamValues, wheels: list[Wheel]) -> None:

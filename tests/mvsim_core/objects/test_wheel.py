@@ -45,7 +45,8 @@ def test_no_pos_keeps_default_position(nodes):
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ('<l_wheel\n pos="1"/>', "bad pos=\"1\" of <l_wheel>: expected 'x y' or 'x y yaw_deg'"),
+    ('<l_wheel\n pos="1"/>', "bad pos='1' of <l_wheel>: expected 'x y' or 'x y yaw_deg'"),
+    ('<l_wheel\n pos="\t\n"/>', "bad pos='\\t\\n' of <l_wheel>: expected 'x y' or 'x y yaw_deg'"),
     ('<l_wheel\n inertia="0"/>', "inertia of <l_wheel> must be greater than 0 kg·m² (got 0)"),
     ('<l_wheel\n mass="-2"/>', "must be greater than 0 kg (got -2)"),
 ])
