@@ -202,9 +202,12 @@ def make_summary(args: argparse.Namespace, corpus: Corpus, mutants: dict[int, Mu
     buckets: dict[tuple[str, str], list[int]] = defaultdict(list)
     wfe: Counter[str] = Counter()
     per_source: dict[str, Counter[str]] = defaultdict(Counter)
+    faults: dict[str, list[int]] = defaultdict(list)
     for k in sorted(results):
         r = results[k]
         per_source[mutants[k].source.id][r.outcome] += 1
+        if "faults" in r.extra:
+            faults[r.extra.get("fault_bucket", "?")].append(k)
         if r.failed:
             buckets[(r.outcome, r.bucket)].append(k)
         elif r.outcome == WORLD_FILE_ERROR:
@@ -228,6 +231,10 @@ def make_summary(args: argparse.Namespace, corpus: Corpus, mutants: dict[int, Mu
         "truncated": [{"id": mutants[k].id, "source": mutants[k].source.id, "outcome": results[k].outcome,
                        "what": results[k].extra["truncated"], "repro": _repro(mutants[k])}
                       for k in sorted(results) if "truncated" in results[k].extra],
+        "faults": [{"bucket": b, "count": len(ks), "example": mutants[ks[0]].id, "source": mutants[ks[0]].source.id,
+                    "outcome": results[ks[0]].outcome, "what": results[ks[0]].extra.get("fault", ""),
+                    "repro": _repro(mutants[ks[0]]), "mutants": ks[:50]}
+                   for b, ks in sorted(faults.items(), key=lambda kv: -len(kv[1]))],
         "world_file_errors": [{"message": b, "count": c} for b, c in wfe.most_common()],
         "sources": {s: dict(c) for s, c in sorted(per_source.items())},
         "corpus": [w.id for w in corpus.worlds],
@@ -254,6 +261,14 @@ def format_summary(s: dict[str, Any]) -> str:
                       f"(not failures), e.g.:"]
         for row in s["truncated"][:5]:
             lines.append(f"       {row['id']} ({row['source']}): {row['what']}; {row['repro']}")
+    if s.get("faults"):
+        n = sum(row["count"] for row in s["faults"])
+        lines += ["", f"physics faults: {n} run(s) had objects blow up and reset (World.faults; not failures: the "
+                      f"world went on with finite state), by last fault:"]
+        for row in s["faults"][:10]:
+            lines.append(f"{row['count']:>5}  {row['bucket']}")
+            lines.append(f"       e.g. {row['example']} ({row['source']}): {row['what'][:200]}")
+            lines.append(f"       {row['repro']}")
     if s["world_file_errors"]:
         lines += ["", "world file errors by message (top 25):"]
         for row in s["world_file_errors"][:25]:

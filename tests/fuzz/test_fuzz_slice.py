@@ -19,8 +19,6 @@ SEED = 1
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="issue 14: the validation fixes for the buckets the fuzzer finds are not all "
-                                        "in yet (tests/fuzz/README.md)")
 def test_fuzz_slice_has_no_failures(repo_dir: Path, tmp_path: Path) -> None:
     jobs = min(2, os.cpu_count() or 1)
     cmd = [sys.executable, "-m", "tests.fuzz", "--n", str(MUTANTS), "--seed", str(SEED), "--jobs", str(jobs),
