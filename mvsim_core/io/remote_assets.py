@@ -31,7 +31,6 @@ import threading
 import time
 import urllib.error
 import urllib.parse
-import urllib.request
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -271,6 +270,8 @@ def _download_with_deadline(url: str, dest: Path) -> None:
 
 def _download(url: str, dest: Path, deadline: float) -> None:
     """Fetch ``url`` into ``dest`` atomically, giving up at ``deadline`` (``time.monotonic()`` seconds)."""
+    import urllib.request  # here, not at the top: http.client, ssl and email cost a cold load about 20 ms
+
     req = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT})
     chunks: list[bytes] = []
     total = 0
