@@ -106,7 +106,10 @@ class Physics:
         self.pid_batch = TwistPidBatch(batched, self.wheels.start, self.wheels.radius) if batched else None
         in_batch = {k for k, _ in batched}
         self.individual = [v for k, v in enumerate(self.vehicles) if k not in in_batch]
-        self.passive = np.array([v.controller.ideal_twist() is not None for v in self.vehicles], dtype=np.bool_)
+        # ideal controllers: the twist imposed after each step; "passive" ones also get no force during it
+        self.ideal = np.array([v.controller.ideal_twist() is not None for v in self.vehicles], dtype=np.bool_)
+        self.passive = np.array([v.controller.ideal_twist() is not None and not v.controller.friction_in_step
+                                 for v in self.vehicles], dtype=np.bool_)
         self.faulty = np.zeros(n, dtype=np.bool_)  # vehicles found blown up in this step (reset at its end)
         post_update(self.state, self.twist, self.odo_prev.copy(), np.zeros((n, 3)), self.odo_mult, np.zeros(0),
                     np.zeros(0), np.zeros(0, dtype=np.int64), 0.0, math.inf, self.faulty)  # fills twist only
@@ -330,7 +333,7 @@ class Physics:
             SimulationError: in a strict world, a body or a wheel spin became NaN/inf or ran away.
         """
         w = self.wheels
-        if self.passive.any():
+        if self.ideal.any():
             self._impose_ideal_twists()
         if self.vehicles:
             self.state[:] = self.bodies.read_states(self.names)
@@ -355,20 +358,23 @@ class Physics:
         return blown
 
     def _impose_ideal_twists(self) -> None:
-        """Ideal controllers: set the body velocity to the commanded twist; the wheels roll without slip."""
+        """Ideal controllers: set the body velocity to the commanded twist; the wheels of passive ones roll without
+        slip (the others keep the spin their friction law gave them)."""
         w = self.wheels
         st = self.bodies.read_states(self.names)
-        idx = np.flatnonzero(self.passive)
+        idx = np.flatnonzero(self.ideal)
         names, vxs, vys, oms = [], [], [], []
         for k in idx:
             twist = self.vehicles[k].controller.ideal_twist()
-            assert twist is not None  # passive = the controller has an ideal twist
+            assert twist is not None  # ideal = the controller has an ideal twist
             vx, vy, om = twist
             c, s = math.cos(st[k, 2]), math.sin(st[k, 2])
             names.append(self.names[k])
             vxs.append(c * vx - s * vy)
             vys.append(s * vx + c * vy)
             oms.append(om)
+            if not self.passive[k]:
+                continue
             a, b = w.start[k], w.start[k + 1]
             cw, sw = np.cos(w.yaw[a:b]), np.sin(w.yaw[a:b])
             w.omega[a:b] = (cw * (vx - om * w.y[a:b]) + sw * (vy + om * w.x[a:b])) / w.radius[a:b]

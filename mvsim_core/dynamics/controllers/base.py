@@ -116,6 +116,10 @@ class Controller:
         PARAMS: parameters with upstream defaults and units.
         IGNORED_TAGS: tags accepted without effect and without a warning (see each class).
         CHILD_TAGS: child elements the class reads itself (besides ``PARAMS``).
+        friction_in_step: for controllers with an :meth:`ideal_twist`: whether the wheels' friction (and the slope
+            force) still acts on the chassis during the Box2D step, the wheels spinning by the friction law, before
+            the twist is imposed again after it (``twist_ideal``, as the C++ engine does); False: no force, the
+            wheels roll without slip.
         registry: (family, xml_class) -> class, filled automatically.
 
     Attributes:
@@ -136,6 +140,7 @@ class Controller:
     PARAMS: ClassVar[tuple[Param, ...]] = ()
     IGNORED_TAGS: ClassVar[frozenset[str]] = frozenset()
     CHILD_TAGS: ClassVar[frozenset[str]] = frozenset()
+    friction_in_step: ClassVar[bool] = False
     registry: ClassVar[dict[tuple[Family, str], type[Controller]]] = {}
     NOT_STATE: ClassVar[frozenset[str]] = frozenset({"family", "params", "node", "_bound"})
     """Attributes that are configuration or wiring, not run-time state: :meth:`save_state` leaves them out and

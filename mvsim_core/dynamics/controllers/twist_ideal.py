@@ -1,9 +1,21 @@
-"""``<controller class="twist_ideal">``: the commanded twist is imposed exactly (kinematic, no forces).
+"""``<controller class="twist_ideal">``: the commanded twist is imposed after every step (kinematic, no torques).
 
-Wheel torques are 0; after each physics step the vehicle's velocity is set to the setpoint, and friction and slope
-forces are not applied to the chassis (reference §1.11). Differential vehicles take (vx, ω) as is. Ackermann vehicles
-(new in upstream 1.2.0) also steer: δ = atan(ω·L/vx) when |vx| > 1e-3, else sign(ω)·min(|ω·L|, max_steer), clamped to
-±max_steer (L = wheelbase). Not available for ``ackermann_drivetrain``.
+Wheel torques are 0; after each physics step the vehicle's velocity is set to the setpoint. During the step the
+wheels' friction and the slope force act on the chassis as for any controller, and the wheels spin by the friction
+law (``friction_in_step``). That is what the C++ MVSim 1.2.0 engine does, although its vehicle code carries a flag
+meant to skip those forces for ideal controllers (reference §2.1 says they are skipped; the recorded trajectories
+``jackal_ideal_B`` and ``jackal_ellipse_B`` of ``cpp-1.2.0`` show they are not). We match the engine, not the intent:
+users compare with MVSim.
+
+Why a skid-steer vehicle then turns slower than commanded: a four-wheel differential vehicle (the Jackal) turning
+on the spot drags its wheels sideways, since they sit ahead of and behind the axis of rotation. Their lateral
+friction (up to μ·m·g per wheel) opposes the rotation, so Box2D advances the yaw by less than ω·dt in each step;
+post-step puts ω back to the command, and the vehicle reports w_local = ω while its pose turns at about 0.36 rad/s
+for 0.5 commanded (Jackal, default friction). A two-wheel robot, whose wheels lie on the axis, follows the exact arc.
+
+Differential vehicles take (vx, ω) as is. Ackermann vehicles (new in upstream 1.2.0) also steer:
+δ = atan(ω·L/vx) when |vx| > 1e-3, else sign(ω)·min(|ω·L|, max_steer), clamped to ±max_steer (L = wheelbase).
+Not available for ``ackermann_drivetrain``.
 
 It reads no parameter and starts at rest. As upstream, the PID tags (``KP``, ``KI``, ``KD``, ``max_torque``, ...) and
 ``V``/``W`` are accepted and ignored, so that a vehicle file can switch between ``twist_pid`` and ``twist_ideal``
@@ -29,6 +41,7 @@ class TwistIdealController(TwistController):
 
     xml_class: ClassVar[str] = "twist_ideal"
     IGNORED_TAGS: ClassVar[frozenset[str]] = _IGNORED
+    friction_in_step: ClassVar[bool] = True  # the C++ engine's behaviour (module docstring)
 
     def ideal_twist(self) -> tuple[float, float, float]:
         """The body-frame twist imposed after each physics step (vy = 0: these vehicles are non-holonomic)."""

@@ -1,16 +1,21 @@
 """``<friction class="ellipse">``: tyre forces from slip angle and slip ratio, coupled by a friction ellipse.
 
-Per wheel (reference §2.3), with v the contact-point velocity in the wheel frame (m/s), ω the wheel spin (rad/s)
-and R the wheel radius (m):
+Per wheel (reference §2.3), with v the contact-point velocity in the wheel frame (m/s), δ the wheel's yaw in the
+vehicle frame (rad), ω the wheel spin (rad/s) and R the wheel radius (m), as the C++ MVSim 1.2.0 engine computes it
+(its ``jackal_ellipse_B`` recording is matched to 5 mm over 9 s):
 
-* slip angle α = atan2(v_y, v_x), the angle between v and the wheel heading (folded by π when beyond ±π/2);
-* slip ratio s = clamp((ω·R − v_x)/|ω·R|, ±1), |ω·R| floored at 1e-5;
+* slip angle α = δ − atan2(v_y, v_x) wrapped into [−π, π) (the heading counts as 0 when |v_x|, |v_y| ≤ 1e-3), and
+  δ + π − atan2(...) when that is beyond ±π/2. The sign is the opposite of the textbook one, and δ is subtracted
+  although v is already in the wheel frame: upstream's formula, kept;
+* slip ratio s = clamp((u − v_x)/|u|, ±1), u = ω·R, or +1e-5 m/s when |ω| ≤ 1e-5 rad/s;
 * saturation sat(x, x_s) = clamp(x, ±x_s) with α_s = ``slip_angle_saturation`` (rad), s_s = ``slip_ratio_saturation``;
-* force limits (N; Fz = chassis weight carried by the wheel, N):
+* signed force limits (N; Fz = the wheel's whole load, its own weight included):
   Fx_max = Fz·C_s·sat(s, s_s)·sqrt(1 − C_s_alpha·(sat(α, α_s)/α_s)²),
   Fy_max = Fz·C_alpha·sat(α, α_s)·sqrt(1 − C_alpha_s·(sat(s, s_s)/s_s)²);
-* the longitudinal and lateral forces of the default model are clamped to these limits instead of mu·m·g; axle
-  damping and rolling resistance as in :mod:`.default`; the room left for the slope force is floored at 0.
+* the longitudinal and lateral forces of the default model are clamped to [−L, L] with these limits L instead of
+  mu·m·g, evaluated as min(max(F, −L), L): when L < 0 the force is L itself (upstream's ``std::clamp`` with its
+  bounds swapped, as GCC evaluates it). Axle damping and rolling resistance as in :mod:`.default`; the slope force
+  takes what is left of Fx_max, by the same clamp.
 
 There is no ``mu``: ``friction_mu`` property regions do not affect this model (``friction_C_rr`` does). Kernel id 2;
 columns: ``P_CDAMP``, ``P_CRR`` of :mod:`.base` plus ``P_CS`` ... ``P_CSALPHA`` below.
@@ -58,7 +63,7 @@ class EllipseFriction(FrictionModel):
                                                   f"friction ellipse takes the square root of a negative number")
 
 
-def ellipse_wheel_force(vwx: float, vwy: float, omega: float, tau: float, m: float, g: float, fz: float,
+def ellipse_wheel_force(vwx: float, vwy: float, omega: float, tau: float, m: float, g: float, delta: float,
                         c_damp: float, c_rr: float, radius: float, iyy: float, gsx: float, gsy: float, dt: float,
                         c_s: float, c_alpha: float, s_sat: float, a_sat: float, c_alpha_s: float,
                         c_s_alpha: float) -> tuple[float, float, float]:
@@ -68,7 +73,8 @@ def ellipse_wheel_force(vwx: float, vwy: float, omega: float, tau: float, m: flo
         vwx, vwy: contact-point velocity in the wheel frame (m/s).
         omega: wheel spin (rad/s, positive rolls forward).
         tau: motor torque on the wheel (N·m, positive drives forward).
-        m: load mass on the wheel, Fz/g + wheel mass (kg). g: gravity (m/s²). fz: chassis weight on the wheel (N).
+        m: load mass on the wheel, Fz/g + wheel mass (kg). g: gravity (m/s²).
+        delta: the wheel's yaw in the vehicle frame, steering included (rad).
         c_damp (N·m·s/rad), c_rr: axle damping and rolling resistance. radius (m), iyy (kg·m²): wheel.
         gsx, gsy: gravity force along the slope in the wheel frame (N).
         dt: step (s).
@@ -77,32 +83,32 @@ def ellipse_wheel_force(vwx: float, vwy: float, omega: float, tau: float, m: flo
     Returns:
         (F_lon, F_lat, new omega): forces in the wheel frame (N) and the spin after the step (rad/s).
     """
-    # force limits from slip angle and slip ratio
-    alpha = math.atan2(vwy, vwx) if (vwx != 0.0 or vwy != 0.0) else 0.0
-    if alpha > 0.5 * math.pi:
-        alpha -= math.pi
-    elif alpha < -0.5 * math.pi:
-        alpha += math.pi
-    wr = omega * radius
-    den = max(abs(wr), 1e-5)
-    s = min(max((wr - vwx) / den, -1.0), 1.0)
-    sat_a = min(max(alpha, -a_sat), a_sat)  # sat(α, α_s)
-    sat_s = min(max(s, -s_sat), s_sat)      # sat(s, s_s)
+    fz_wheel = m * g  # the wheel's whole load, its own weight included (upstream's "Fz" in this model)
+    # slip angle as upstream 1.2.0 computes it: the wheel heading minus the direction of the contact velocity,
+    # although that velocity is already in the wheel frame (so a steered wheel's angle counts twice), folded by π
+    heading = math.atan2(vwy, vwx) if (abs(vwx) > 1e-3 or abs(vwy) > 1e-3) else 0.0
+    alpha = (delta - heading + math.pi) % (2.0 * math.pi) - math.pi  # wrapped into [-π, π)
+    if abs(alpha) > 0.5 * math.pi:
+        alpha = (delta - heading) % (2.0 * math.pi) - math.pi
+    # slip ratio: the ground speed of the tread floored at +1e-5 m/s when the wheel is (almost) still
+    wr = omega * radius if abs(omega) > 1e-5 else 1e-5
+    s = min(max((wr - vwx) / abs(wr), -1.0), 1.0)
+    sat_a = min(max(alpha, -a_sat), a_sat)
+    sat_s = min(max(s, -s_sat), s_sat)
     sa = sat_a / a_sat
     ss = sat_s / s_sat
-    fx_max = fz * c_s * abs(sat_s) * math.sqrt(max(0.0, 1.0 - c_s_alpha * sa * sa))
-    fy_max = fz * c_alpha * abs(sat_a) * math.sqrt(max(0.0, 1.0 - c_alpha_s * ss * ss))
-    # the default law with these limits instead of the Coulomb one
-    f_lat = -vwy * m / dt - gsy
-    f_lat = min(max(f_lat, -fy_max), fy_max)
+    # signed limits: negative when the slip is; clamping to [-L, L] with L < 0 gives L itself (upstream's
+    # std::clamp with its bounds swapped, as GCC's libstdc++ evaluates it), a force that follows the slip
+    fx_max = fz_wheel * c_s * sat_s * math.sqrt(1.0 - c_s_alpha * sa * sa)
+    fy_max = fz_wheel * c_alpha * sat_a * math.sqrt(1.0 - c_alpha_s * ss * ss)
+    f_lat = min(max(-vwy * m / dt - gsy, -fy_max), fy_max)
     alpha_des = (vwx / radius - omega) / dt
     t_rr = 0.0
     if c_rr > 0.0 and abs(omega) > 1e-4:
-        t_rr = c_rr * m * g * radius * math.tanh(100.0 * omega)
+        t_rr = c_rr * fz_wheel * radius * math.tanh(100.0 * omega)
     t_eff = tau - c_damp * omega - t_rr
-    f_lon = (t_eff - iyy * alpha_des) / radius
-    f_lon = min(max(f_lon, -fx_max), fx_max)
+    f_lon = min(max((t_eff - iyy * alpha_des) / radius, -fx_max), fx_max)
     omega_new = omega + dt * (t_eff - radius * f_lon) / iyy
-    room = max(fx_max - abs(f_lon), 0.0)
+    room = fx_max - abs(f_lon)  # may be negative: then the same swapped clamp applies
     f_lon -= min(max(gsx, -room), room)
     return f_lon, f_lat, omega_new

@@ -63,7 +63,7 @@ def wheel_friction(i: int, model: np.ndarray, params: np.ndarray, vx: float, vy:
     p = params[i]
     mdl = model[i]
     if mdl == ELLIPSE:
-        f_lon, f_lat, omega[i] = ellipse_wheel_force(vwx, vwy, omega[i], tau, m, g, fz[i], p[P_CDAMP], p[P_CRR],
+        f_lon, f_lat, omega[i] = ellipse_wheel_force(vwx, vwy, omega[i], tau, m, g, yaw[i], p[P_CDAMP], p[P_CRR],
                                                      radius[i], iyy[i], gwx, gwy, dt, p[P_CS], p[P_CALPHA],
                                                      p[P_SSAT], p[P_ASAT], p[P_CALPHAS], p[P_CSALPHA])
     else:

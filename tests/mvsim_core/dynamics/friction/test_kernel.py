@@ -23,19 +23,19 @@ VALUES = {"mu": 0.55, "C_damping": 0.03, "C_rr": 0.02, "A_roll": 30.0, "R1": 0.0
           "C_s_alpha": 0.3}
 
 
-def _default(p, vwx, vwy, omega, tau, m, gwx, gwy):
+def _default(p, vwx, vwy, omega, tau, m, gwx, gwy, yaw):
     return default_wheel_force(vwx, vwy, omega, tau, m, G, p["mu"], p["C_damping"], p["C_rr"], RADIUS, IYY, gwx,
                                gwy, DT, 0.0)
 
 
-def _wardiagnemma(p, vwx, vwy, omega, tau, m, gwx, gwy):
+def _wardiagnemma(p, vwx, vwy, omega, tau, m, gwx, gwy, yaw):
     extra = ward_iagnemma_resistance(vwx, m, G, p["A_roll"], p["R1"], p["R2"])
     return default_wheel_force(vwx, vwy, omega, tau, m, G, p["mu"], p["C_damping"], p["C_rr"], RADIUS, IYY, gwx,
                                gwy, DT, extra)
 
 
-def _ellipse(p, vwx, vwy, omega, tau, m, gwx, gwy):
-    return ellipse_wheel_force(vwx, vwy, omega, tau, m, G, FZ, p["C_damping"], p["C_rr"], RADIUS, IYY, gwx, gwy, DT,
+def _ellipse(p, vwx, vwy, omega, tau, m, gwx, gwy, yaw):
+    return ellipse_wheel_force(vwx, vwy, omega, tau, m, G, yaw, p["C_damping"], p["C_rr"], RADIUS, IYY, gwx, gwy, DT,
                                p["C_s"], p["C_alpha"], p["slip_ratio_saturation"], p["slip_angle_saturation"],
                                p["C_alpha_s"], p["C_s_alpha"])
 
@@ -69,7 +69,7 @@ def _reference(law, state):
     vx, vy, yaw, omega, tau = state
     c, s = math.cos(yaw), math.sin(yaw)
     f_lon, f_lat, om = law(VALUES, c * vx + s * vy, -s * vx + c * vy, omega, tau, FZ / G + MASS,
-                           c * GSX + s * GSY, -s * GSX + c * GSY)
+                           c * GSX + s * GSY, -s * GSX + c * GSY, yaw)
     return c * f_lon - s * f_lat, s * f_lon + c * f_lat, om
 
 
