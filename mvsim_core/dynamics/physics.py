@@ -108,8 +108,8 @@ class Physics:
         self.individual = [v for k, v in enumerate(self.vehicles) if k not in in_batch]
         # ideal controllers: the twist imposed after each step; "passive" ones also get no force during it
         self.ideal = np.array([v.controller.ideal_twist() is not None for v in self.vehicles], dtype=np.bool_)
-        self.passive = np.array([v.controller.ideal_twist() is not None and not v.controller.friction_in_step
-                                 for v in self.vehicles], dtype=np.bool_)
+        self.passive = self.ideal & np.array([not v.controller.friction_in_step for v in self.vehicles],
+                                             dtype=np.bool_)
         self.faulty = np.zeros(n, dtype=np.bool_)  # vehicles found blown up in this step (reset at its end)
         post_update(self.state, self.twist, self.odo_prev.copy(), np.zeros((n, 3)), self.odo_mult, np.zeros(0),
                     np.zeros(0), np.zeros(0, dtype=np.int64), 0.0, math.inf, self.faulty)  # fills twist only

@@ -178,22 +178,19 @@ def run_world(path: str, *, seed: int = 0, sim_time: float = SIM_TIME, max_steps
     return res
 
 
+_DIGITS = re.compile(r"\d+")
+
+
 def _note_faults(res: Result, world: Any) -> None:
     """Record the physics faults of the run (objects that blew up and were reset, :mod:`mvsim_core.dynamics.faults`)
     in ``res.extra``: not a failure (the world went on with finite state, as issue 14 asks), but counted apart in the
     summary, since a world file that loads and then blows up its objects is worth a look."""
-    faults = getattr(world, "faults", None)
-    if not faults:
+    last = world.faults.last
+    if last is None:
         return
-    last = faults.last
-    res.extra["faults"] = len(faults)
-    if last is not None:
-        what = _NUM.sub("#", last.what)
-        res.extra["fault_bucket"] = f"{last.kind}: {what}"
-        res.extra["fault"] = last.message()[:500]
-
-
-_NUM = re.compile(r"\d+")
+    res.extra["faults"] = len(world.faults)
+    res.extra["fault_bucket"] = f"{last.kind}: {_DIGITS.sub('#', last.what)}"
+    res.extra["fault"] = last.message()[:500]
 
 
 def _check_contract(res: Result, path: str, seed: int, error: Any) -> None:
