@@ -3,7 +3,9 @@
 (i)   the reference-trajectory world (one small_robot, twist_pid, dt 5 ms) with its command schedule
       (the C++ MVSim 1.2.0 ran it at 150–208 on this kind of machine);
 (ii)  demo_many_robots (25 differential robots; sensors not simulated);
-(iii) 100 small_robots on a plane, driving in circles.
+(iii) 100 small_robots on a plane, driving in circles;
+(iv)  the Jackal with twist_pid on ice (cpp-1.2.0/worlds/jackal_pid_ice.world.xml, mu 0.15), 1 m/s for 4 s then
+      stop, over and over: its wheels slip for most of each start and stop (the C++ MVSim 1.2.0 engine freezes it).
 
     .venv/bin/python benchmarks/bench_physics.py [--seconds S] [--profile]
 """
@@ -82,9 +84,20 @@ def hundred_robots():
     return w, None
 
 
+def jackal_on_ice():
+    w = mv.load_world(SHARED / "reference-trajectories/cpp-1.2.0/worlds/jackal_pid_ice.world.xml")
+    v = w.vehicles["r1"]
+
+    def schedule(world):
+        v.set_twist(1.0 if world.time % 7.0 < 4.0 else 0.0, 0.0, 0.0)
+
+    return w, schedule
+
+
 CASES = [("(i) reference world, 1 robot, schedule", reference_world, 8.0, "≥ 200"),
          ("(ii) demo_many_robots, 25 robots", many_robots, 4.0, "≥ 50"),
-         ("(iii) 100 robots", hundred_robots, 2.0, "≥ 10")]
+         ("(iii) 100 robots", hundred_robots, 2.0, "≥ 10"),
+         ("(iv) Jackal, twist_pid on ice, 1 m/s and stop", jackal_on_ice, 7.0, "—")]
 
 
 def main() -> None:

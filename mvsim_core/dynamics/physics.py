@@ -241,8 +241,8 @@ class Physics:
             w, ow = self.wheels, old.wheels
             for k, j in pairs:
                 a, b, oa, obb = w.start[k], w.start[k + 1], ow.start[j], ow.start[j + 1]
-                for attr in ("omega", "phi", "torque", "fz", "slope_x", "slope_y", "fx", "fy", "vx", "vy", "yaw",
-                             "params"):
+                for attr in ("omega", "phi", "torque", "k_motor", "fz", "slope_x", "slope_y", "fx", "fy", "vx", "vy",
+                             "yaw", "params"):
                     getattr(w, attr)[a:b] = getattr(ow, attr)[oa:obb]
             if self.pid_batch is not None and old.pid_batch is not None:
                 self.pid_batch.carry_over(old.pid_batch)
@@ -275,7 +275,7 @@ class Physics:
         plain twist_pid ones as one compiled batch); steered wheels turn their Box2D fixtures."""
         w = self.wheels
         if self.pid_batch is not None:
-            self.pid_batch.run(w.omega, w.torque, dt)
+            self.pid_batch.run(w.omega, w.torque, w.k_motor, w.radius, dt)
         for v in self.individual:
             v.controller.control(v, dt)
         for k in self.steered:
@@ -296,7 +296,7 @@ class Physics:
         # sees a non-finite number
         vehicle_forces(self.twist, self.state[:, 2], self.com, self.passive, w.vehicle, w.x, w.y, w.model, w.params,
                        w.yaw, w.radius, w.mass, w.iyy, w.omega, w.torque, w.fz, w.slope_x, w.slope_y, self.gravity,
-                       dt, w.vx, w.vy, w.fx, w.fy, self.forces, self.faulty)
+                       dt, w.k_motor, w.vx, w.vy, w.fx, w.fy, self.forces, self.faulty)
         self.bodies.apply(self.names, self.forces[:, 0], self.forces[:, 1], self.forces[:, 2])
 
     def box2d_step(self, dt: float) -> None:
@@ -436,7 +436,7 @@ class Physics:
             self.odo_prev[k] = (x, y, yaw)
             self.twist[k] = 0.0
             self.forces[k] = 0.0
-            for arr in (w.omega, w.torque, w.fx, w.fy, w.vx, w.vy):
+            for arr in (w.omega, w.torque, w.k_motor, w.fx, w.fy, w.vx, w.vy):
                 arr[a:b] = 0.0
             w.phi[a:b] = np.where(np.isfinite(w.phi[a:b]), w.phi[a:b], 0.0)
             _, _, z0, _, pitch0, roll0 = veh.sim.pose

@@ -18,8 +18,9 @@ from mvsim_core.dynamics.friction.kernel import wheel_friction
 def vehicle_forces(twist: np.ndarray, yaw_v: np.ndarray, com: np.ndarray, passive: np.ndarray, veh: np.ndarray,
                    x: np.ndarray, y: np.ndarray, model: np.ndarray, params: np.ndarray, yaw: np.ndarray,
                    radius: np.ndarray, mass: np.ndarray, iyy: np.ndarray, omega: np.ndarray, torque: np.ndarray,
-                   fz: np.ndarray, gsx: np.ndarray, gsy: np.ndarray, g: float, dt: float, wvx: np.ndarray,
-                   wvy: np.ndarray, wfx: np.ndarray, wfy: np.ndarray, out: np.ndarray, bad: np.ndarray) -> int:
+                   fz: np.ndarray, gsx: np.ndarray, gsy: np.ndarray, g: float, dt: float, k_motor: np.ndarray,
+                   wvx: np.ndarray, wvy: np.ndarray, wfx: np.ndarray, wfy: np.ndarray, out: np.ndarray,
+                   bad: np.ndarray) -> int:
     """Friction at every wheel and the resulting force and torque on every vehicle; returns how many vehicles got a
     force or torque that is not finite (their row of ``out`` is zeroed and ``bad`` set: Box2D never sees it).
 
@@ -32,6 +33,7 @@ def vehicle_forces(twist: np.ndarray, yaw_v: np.ndarray, com: np.ndarray, passiv
             (ideal controllers impose the twist instead).
         veh, x, y, model, params, yaw, radius, mass, iyy, omega (updated), fz, gsx, gsy: per wheel, see
             :class:`mvsim_core.dynamics.wheels.WheelArrays`. torque: controller torque (negative drives forward).
+        k_motor: per wheel, the controller's feedback on that wheel's spin (N·m·s/rad; used while it slips).
         wvx, wvy, wfx, wfy: outputs per wheel — velocity and friction force in the vehicle frame.
         out: (V, 3) output: world-frame force (N) at the COM and torque about it (N·m).
         bad: (V,) set to True for each vehicle whose force or torque is NaN/inf (left as it is for the others).
@@ -44,7 +46,7 @@ def vehicle_forces(twist: np.ndarray, yaw_v: np.ndarray, com: np.ndarray, passiv
         wvx[i] = vx
         wvy[i] = vy
         fx, fy = wheel_friction(i, model, params, vx, vy, yaw, radius, mass, iyy, omega, -torque[i], fz, gsx, gsy,
-                                g, dt)
+                                g, dt, k_motor)
         wfx[i] = fx
         wfy[i] = fy
         if passive[k]:

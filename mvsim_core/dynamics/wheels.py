@@ -23,6 +23,9 @@ class WheelArrays:
         radius (m), mass (kg), iyy (kg·m²).
         omega: spin (rad/s, positive rolls forward). phi: spin angle (rad).
         torque: controller torque (N·m, negative drives forward, upstream's sign).
+        k_motor: how much the controller's torque on the wheel drops per rad/s the wheel speeds up (N·m·s/rad, ≥ 0),
+            set by speed controllers whose feedback is that wheel's spin; it steadies a slipping wheel
+            (:mod:`mvsim_core.dynamics.friction.slip`).
         fz: chassis weight carried (N) = chassis_mass·g / n_wheels.
         model: kernel id of the vehicle's friction model (``FrictionModel.kernel_id``).
         has_mu: whether that model has ``mu`` (and so ``friction_mu`` property regions override it).
@@ -50,6 +53,7 @@ class WheelArrays:
         self.omega = np.zeros(n)
         self.phi = np.zeros(n)
         self.torque = np.zeros(n)
+        self.k_motor = np.zeros(n)
         self.fz = np.concatenate([np.full(c, v.chassis.mass * gravity / c) for v, c in zip(vehicles, counts,
                                                                                            strict=True)]) \
             if n else np.zeros(0)
@@ -70,7 +74,7 @@ class WheelArrays:
         self.vy = np.zeros(n)
         for k, v in enumerate(vehicles):
             s, e = self.start[k], self.start[k + 1]
-            v.attach_wheel_state(self.torque[s:e], self.omega[s:e], self.phi[s:e])
+            v.attach_wheel_state(self.torque[s:e], self.omega[s:e], self.phi[s:e], self.k_motor[s:e])
 
     def sync_yaws(self, k: int, wheels: Sequence) -> None:
         """Copy the (steered) wheel yaws of vehicle ``k`` into the arrays."""

@@ -172,14 +172,16 @@ def test_nonfinite_state_finds_nan_poses_and_observations(repo_dir: Path) -> Non
 
 def test_run_world_counts_physics_faults_apart(tmp_path: Path) -> None:
     """A world that loads and then blows up an object is ``ok`` (the object is reset, the state stays finite), with
-    its faults noted for the summary: front wheels of 1e-12 kg·m² under the raw controller's -1e6 N·m overflow."""
+    its faults noted for the summary: front wheels of 2e-303 kg·m² with no axle damping under the raw controller's
+    -1e6 N·m overflow."""
     wreck = tmp_path / "wreck.world.xml"
     wreck.write_text(
         '<mvsim_world version="1.0">\n<simul_timestep>0.005</simul_timestep>\n<vehicle name="wreck">\n'
-        '<dynamics class="ackermann"><rl_wheel/><rr_wheel/><fl_wheel inertia="1e-12"/><fr_wheel inertia="1e-12"/>\n'
+        '<dynamics class="ackermann"><rl_wheel/><rr_wheel/><fl_wheel inertia="2e-303"/><fr_wheel inertia="2e-303"/>\n'
         '<controller class="raw"><fl_torque>-1e6</fl_torque><fr_torque>-1e6</fr_torque></controller></dynamics>\n'
+        '<friction class="default"><C_damping>0</C_damping></friction>\n'
         '<init_pose>0 0 0</init_pose>\n</vehicle>\n</mvsim_world>\n')
     res = run_world(str(wreck), sim_time=0.5)
     assert (res.outcome, res.steps) == (OK, 100)
     assert (res.extra["faults"], res.extra["fault_bucket"]) == (1, "vehicle: wheel # spin became NaN/inf")
-    assert res.extra["fault"].startswith("vehicle 'wreck' blew up at t=0.1950 s (step 39): wheel 3 spin")
+    assert res.extra["fault"].startswith("vehicle 'wreck' blew up at t=0.3600 s (step 72): wheel 3 spin")

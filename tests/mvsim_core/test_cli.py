@@ -81,20 +81,20 @@ def test_launch_headless_runs_for_duration():
 
 
 def test_a_blow_up_is_said_once_and_the_run_goes_on_unless_strict():
-    """tests/mvsim_core/comms/data/stream.world.xml: vehicle 'wreck' blows up by itself at step 39."""
+    """tests/mvsim_core/comms/data/stream.world.xml: vehicle 'wreck' blows up by itself at step 72."""
     world = "tests/mvsim_core/comms/data/stream.world.xml"
     r = mvsim("launch", world, "--headless", "--no-server", "--realtime-factor", "0", "--duration", "1")
     assert r.returncode == 0, r.stderr
     lines = r.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("WARNING: vehicle 'wreck' blew up at t=0.1950 s (step 39): wheel 3 "
+    assert len(lines) == 1 and lines[0].startswith("WARNING: vehicle 'wreck' blew up at t=0.3600 s (step 72): wheel 3 "
                                                    "spin became NaN/inf (x, y, yaw, vx, vy, ω = [")
     assert lines[0].endswith("), at rest, its controller reset with a zero command")
     assert r.stdout.strip().splitlines()[-1].startswith("sim time     1.000 s")
     r = mvsim("launch", world, "--headless", "--no-server", "--realtime-factor", "0", "--duration", "1", "--strict")
     assert r.returncode == 2
     lines = r.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("vehicle 'wreck': wheel 3 spin became NaN/inf at step 39 (t = "
-                                                   "0.1950 s): x, y, yaw, vx, vy, ω = [")
+    assert len(lines) == 1 and lines[0].startswith("vehicle 'wreck': wheel 3 spin became NaN/inf at step 72 (t = "
+                                                   "0.3600 s): x, y, yaw, vx, vy, ω = [")
 
 
 @pytest.mark.parametrize("args", [["launch", "x.xml", "--realtime-factor", "-1"], ["frobnicate"]])

@@ -47,13 +47,13 @@ def test_bad_world_file_reports_file_and_line(tmp_path: Path) -> None:
 
 
 def test_strict_stops_at_the_first_blow_up_with_one_line() -> None:
-    """data/commands.world.xml: vehicle 'wreck' blows up by itself at step 39 (without strict: reset and logged,
+    """data/commands.world.xml: vehicle 'wreck' blows up by itself at step 72 (without strict: reset and logged,
     test_node_command_inputs.py)."""
     r = run_node("--ros-args", "-p", f"world_file:={DATA / 'commands.world.xml'}", "-p", "headless:=true", "-p",
                  "strict:=true", "-p", "zmq_server:=false", "-p", "realtime_factor:=0.0", timeout=120.0)
     assert r.returncode == 2, r.stderr
     last = r.stderr.splitlines()[-1]
-    assert last.startswith("mvsim_node: vehicle 'wreck': wheel 3 spin became NaN/inf at step 39 (t = 0.1950 s)")
+    assert last.startswith("mvsim_node: vehicle 'wreck': wheel 3 spin became NaN/inf at step 72 (t = 0.3600 s)")
     assert sum("wreck" in line for line in r.stderr.splitlines()) == 1
     assert "Traceback" not in r.stderr + r.stdout
 

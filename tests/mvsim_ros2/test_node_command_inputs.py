@@ -262,8 +262,8 @@ def test_a_huge_speed_is_clamped_to_the_limit(s: Session) -> None:
 
 
 def test_a_vehicle_that_blows_up_is_reset_and_logged_as_an_error(s: Session, node: NodeProcess) -> None:
-    """wreck blew up at step 39 and was reset, once; the node is still serving and the others are undisturbed."""
-    log_has(s, node, "vehicle 'wreck' blew up at t=0.1950 s (step 39): wheel 3 spin became NaN/inf")
+    """wreck blew up at step 72 and was reset, once; the node is still serving and the others are undisturbed."""
+    log_has(s, node, "vehicle 'wreck' blew up at t=0.3600 s (step 72): wheel 3 spin became NaN/inf")
     lines = [line for line in node.log().splitlines() if "blew up" in line]
     assert len(lines) == 1 and "[ERROR]" in lines[0] and lines[0].endswith("at rest, its controller reset with a zero "
                                                                            "command")

@@ -105,9 +105,14 @@ class Pid:
 
     ``step(error, dt, setpoint)`` returns the output u (clamped to ±max_out); the controllers apply −u as wheel
     torque. The reference filter, when enabled, acts on the setpoint through :meth:`filter_setpoint`.
+
+    Attributes:
+        slope: ∂u/∂error of the last step (N·m per m/s): KP + KI·dt + the derivative term's share, 0 when the
+            output was clamped. The controllers turn it into each driven wheel's ``k_motor``
+            (:mod:`mvsim_core.dynamics.friction.slip`).
     """
 
-    __slots__ = ("cfg", "integral", "prev_error", "d_state", "first", "ref1", "ref2")
+    __slots__ = ("cfg", "integral", "prev_error", "d_state", "first", "ref1", "ref2", "slope")
 
     def __init__(self, cfg: PidConfig) -> None:
         self.cfg = cfg
@@ -121,6 +126,7 @@ class Pid:
         self.first = True
         self.ref1: float | None = None
         self.ref2: float | None = None
+        self.slope = 0.0
 
     def filter_setpoint(self, sp: float, dt: float) -> float:
         """The setpoint after the optional 1st/2nd-order exponential reference filter (a = exp(−dt/τ))."""
@@ -138,13 +144,16 @@ class Pid:
         """One control step: P + I + D (+ feed-forward), clamped; back-calculation anti-windup when enabled."""
         cfg = self.cfg
         p = cfg.kp * error
+        slope = cfg.kp + cfg.ki * dt
         if cfg.n > 0.0:
             self.d_state += dt * cfg.n * (cfg.kd * error - self.d_state)
             d = self.d_state
+            slope += dt * cfg.n * cfg.kd
         elif self.first or dt <= 0.0:
             d = 0.0
         else:
             d = cfg.kd * (error - self.prev_error) / dt
+            slope += cfg.kd / dt
         self.first = False
         self.prev_error = error
         self.integral += cfg.ki * error * dt
@@ -155,5 +164,8 @@ class Pid:
             clamped = min(max(u, -cfg.max_out), cfg.max_out)
             if cfg.antiwindup and clamped != u and cfg.kp > 0.0:
                 self.integral += (cfg.ki / cfg.kp) * (clamped - u) * dt
+            if clamped != u:
+                slope = 0.0
             u = clamped
+        self.slope = slope
         return u

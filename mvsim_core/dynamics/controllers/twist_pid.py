@@ -4,6 +4,10 @@ Setpoints of the wheels: v_L = vx − ω·d/2, v_R = vx + ω·d/2 (d = y_L − y
 come from the wheel-odometry velocity estimate, not ground truth. Wheel torque = −PID(error). When both setpoints are
 below 0.001 m/s and both wheels below 0.05 m/s, torques are 0 and the PIDs reset; with a zero setpoint but a moving
 wheel, the torque may only oppose the motion (reference §1.11).
+
+Each driven wheel's ``k_motor`` is the side's PID slope (∂u/∂error, 0 while the output is clamped) times the wheel
+radius: a wheel that slips then follows the loop's own reaction within the step instead of overshooting
+(:mod:`mvsim_core.dynamics.friction.slip`).
 """
 
 from __future__ import annotations
@@ -56,16 +60,21 @@ class DifferentialTwistPid(TwistController):
                 pl.reset()
                 pr.reset()
                 veh.dynamics.set_lr_torques(veh, 0.0, 0.0)
+                veh.dynamics.set_lr_feedback(veh, 0.0, 0.0)
                 return
             # braking to a stop: the motors may only oppose the motion
             ul = pl.step(sp_l - act_l, dt, sp_l)
             ur = pr.step(sp_r - act_r, dt, sp_r)
+            kl = pl.slope if (ul < 0.0 if act_l > 0 else ul > 0.0) else 0.0
+            kr = pr.slope if (ur < 0.0 if act_r > 0 else ur > 0.0) else 0.0
             ul = min(ul, 0.0) if act_l > 0 else max(ul, 0.0)
             ur = min(ur, 0.0) if act_r > 0 else max(ur, 0.0)
         else:
             ul = pl.step(sp_l - act_l, dt, sp_l)
             ur = pr.step(sp_r - act_r, dt, sp_r)
+            kl, kr = pl.slope, pr.slope
         veh.dynamics.set_lr_torques(veh, -ul, -ur)
+        veh.dynamics.set_lr_feedback(veh, kl, kr)
 
     @property
     def batchable(self) -> bool:

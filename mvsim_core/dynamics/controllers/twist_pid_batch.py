@@ -17,13 +17,19 @@ from mvsim_core.dynamics.controllers.twist_pid import DifferentialTwistPid
 @njit(cache=True)
 def _twist_pid_kernel(sp: np.ndarray, d: np.ndarray, il: np.ndarray, ir: np.ndarray, rl: np.ndarray,
                       rr: np.ndarray, yl: np.ndarray, omega: np.ndarray, gains: np.ndarray, integ: np.ndarray,
-                      prev: np.ndarray, first: np.ndarray, dt: float, zt: float, st: float, out: np.ndarray) -> None:
+                      prev: np.ndarray, first: np.ndarray, dt: float, zt: float, st: float, out: np.ndarray,
+                      slope: np.ndarray, wheel_ids: np.ndarray, powered: np.ndarray, slot: np.ndarray,
+                      side: np.ndarray, radius: np.ndarray, torque: np.ndarray, k_motor: np.ndarray) -> None:
     """The law of :meth:`DifferentialTwistPid.control` for K vehicles at once (same arithmetic, same order).
 
     sp: (K, 2) setpoint (vx, ω); d: (K,) y_L − y_R; il, ir: wheel indices of the left/right wheels; rl, rr: their
     radii; yl: y of the left wheel; omega: all wheel spins; gains: (K, 4) KP, KI, KD, max_torque; integ, prev:
     (K, 2) PID integrals and previous errors; first: (K, 2) no derivative yet; out: (K, 2) torques (negative
-    forward) of the left and right sides.
+    forward) of the left and right sides; slope: (K, 2) their PIDs' ∂u/∂error (``Pid.slope``).
+
+    Then, for each member wheel ``wheel_ids[m]``: its torque (N·m) and ``k_motor`` (slope × its radius, N·m·s/rad)
+    from its vehicle ``slot[m]`` and side ``side[m]`` (0 left, 1 right), or 0 when it is not ``powered[m]``; written
+    into ``torque`` and ``k_motor``, the world's wheel arrays.
     """
     for k in range(sp.shape[0]):
         w_veh = (omega[ir[k]] * rr[k] - omega[il[k]] * rl[k]) / d[k]
@@ -37,23 +43,40 @@ def _twist_pid_kernel(sp: np.ndarray, d: np.ndarray, il: np.ndarray, ir: np.ndar
                 prev[k, j] = 0.0
                 first[k, j] = True
                 out[k, j] = 0.0
+                slope[k, j] = 0.0
             continue
         for j in range(2):
             e = sps[j] - acts[j]
             p = gains[k, 0] * e
+            sl = gains[k, 0] + gains[k, 1] * dt
             if first[k, j] or dt <= 0.0:
                 dd = 0.0
             else:
                 dd = gains[k, 2] * (e - prev[k, j]) / dt
+                sl += gains[k, 2] / dt
             first[k, j] = False
             prev[k, j] = e
             integ[k, j] += gains[k, 1] * e * dt
             u = p + integ[k, j] + dd
             if gains[k, 3] > 0.0:
-                u = min(max(u, -gains[k, 3]), gains[k, 3])
+                c = min(max(u, -gains[k, 3]), gains[k, 3])
+                if c != u:
+                    sl = 0.0
+                u = c
             if zero_sp:  # braking to a stop: the motors may only oppose the motion
+                if not (u < 0.0 if acts[j] > 0 else u > 0.0):
+                    sl = 0.0
                 u = min(u, 0.0) if acts[j] > 0 else max(u, 0.0)
             out[k, j] = -u
+            slope[k, j] = sl
+    for m in range(wheel_ids.shape[0]):
+        i = wheel_ids[m]
+        if powered[m]:
+            torque[i] = out[slot[m], side[m]]
+            k_motor[i] = slope[slot[m], side[m]] * radius[i]
+        else:
+            torque[i] = 0.0
+            k_motor[i] = 0.0
 
 
 class TwistPidBatch:
@@ -93,6 +116,7 @@ class TwistPidBatch:
         self.prev = np.zeros((k, 2))
         self.first = np.ones((k, 2), dtype=np.bool_)
         self.out = np.zeros((k, 2))
+        self.slope = np.zeros((k, 2))
         self.wheel_ids = np.array(wheel_ids, dtype=np.int64)
         sides_a = np.array(sides, dtype=np.int64)
         self.powered = sides_a >= 0
@@ -117,10 +141,12 @@ class TwistPidBatch:
                 self.prev[j] = 0.0
                 self.first[j] = True
                 self.out[j] = 0.0
+                self.slope[j] = 0.0
 
-    def run(self, omega: np.ndarray, torque: np.ndarray, dt: float) -> None:
-        """Compute and write the torques of every member's wheels."""
+    def run(self, omega: np.ndarray, torque: np.ndarray, k_motor: np.ndarray, radius: np.ndarray, dt: float) -> None:
+        """Compute and write the torques (N·m) and ``k_motor`` (N·m·s/rad, slope × wheel radius, as
+        :meth:`~mvsim_core.objects.vehicles.base.VehicleDynamics.set_lr_feedback`) of every member's wheels."""
         _twist_pid_kernel(self.sp, self.d, self.il, self.ir, self.rl, self.rr, self.yl, omega, self.gains,
                           self.integ, self.prev, self.first, dt, DifferentialTwistPid.ZERO_THRESHOLD,
-                          DifferentialTwistPid.STOP_THRESHOLD, self.out)
-        torque[self.wheel_ids] = np.where(self.powered, self.out[self.slot, self.side], 0.0)
+                          DifferentialTwistPid.STOP_THRESHOLD, self.out, self.slope, self.wheel_ids, self.powered,
+                          self.slot, self.side, radius, torque, k_motor)

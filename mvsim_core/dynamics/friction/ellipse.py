@@ -15,7 +15,12 @@ vehicle frame (rad), ω the wheel spin (rad/s) and R the wheel radius (m), as th
 * the longitudinal and lateral forces of the default model are clamped to [−L, L] with these limits L instead of
   mu·m·g, evaluated as min(max(F, −L), L): when L < 0 the force is L itself (upstream's ``std::clamp`` with its
   bounds swapped, as GCC evaluates it). Axle damping and rolling resistance as in :mod:`.default`; the slope force
-  takes what is left of Fx_max, by the same clamp.
+  takes what is left of Fx_max, by the same clamp;
+* except when the wheel slips: when the force that would make it roll, F_req = (T − I·α*)/R, is beyond |Fx_max|,
+  the longitudinal force and the spin come from :func:`.slip.slipping_wheel` with the limit |Fx_max| (the force
+  pushes the way the tread slides; the wheel spins the way its torque turns it) and none is left for the slope
+  force. Upstream's signed clamp there
+  turns the wheel backwards under a forward torque and freezes the vehicle, as in the default model.
 
 There is no ``mu``: ``friction_mu`` property regions do not affect this model (``friction_C_rr`` does). Kernel id 2;
 columns: ``P_CDAMP``, ``P_CRR`` of :mod:`.base` plus ``P_CS`` ... ``P_CSALPHA`` below.
@@ -27,6 +32,7 @@ import math
 from typing import ClassVar
 
 from mvsim_core.dynamics.friction.base import C_DAMPING, C_RR, P_CDAMP, P_CRR, FrictionModel
+from mvsim_core.dynamics.friction.slip import slipping_wheel
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.params import Kind, Param
 
@@ -66,7 +72,7 @@ class EllipseFriction(FrictionModel):
 def ellipse_wheel_force(vwx: float, vwy: float, omega: float, tau: float, m: float, g: float, delta: float,
                         c_damp: float, c_rr: float, radius: float, iyy: float, gsx: float, gsy: float, dt: float,
                         c_s: float, c_alpha: float, s_sat: float, a_sat: float, c_alpha_s: float,
-                        c_s_alpha: float) -> tuple[float, float, float]:
+                        c_s_alpha: float, k_motor: float) -> tuple[float, float, float]:
     """One wheel of the ellipse model, in the wheel frame (see the module docstring).
 
     Args:
@@ -79,6 +85,8 @@ def ellipse_wheel_force(vwx: float, vwy: float, omega: float, tau: float, m: flo
         gsx, gsy: gravity force along the slope in the wheel frame (N).
         dt: step (s).
         c_s, c_alpha (1/rad), s_sat, a_sat (rad), c_alpha_s, c_s_alpha: the ellipse parameters.
+        k_motor: the controller's feedback on this wheel's spin (N·m·s/rad), used only while the wheel slips (see
+            :func:`.default.default_wheel_force`).
 
     Returns:
         (F_lon, F_lat, new omega): forces in the wheel frame (N) and the spin after the step (rad/s).
@@ -107,8 +115,13 @@ def ellipse_wheel_force(vwx: float, vwy: float, omega: float, tau: float, m: flo
     if c_rr > 0.0 and abs(omega) > 1e-4:
         t_rr = c_rr * fz_wheel * radius * math.tanh(100.0 * omega)
     t_eff = tau - c_damp * omega - t_rr
-    f_lon = min(max((t_eff - iyy * alpha_des) / radius, -fx_max), fx_max)
-    omega_new = omega + dt * (t_eff - radius * f_lon) / iyy
-    room = fx_max - abs(f_lon)  # may be negative: then the same swapped clamp applies
+    f_req = (t_eff - iyy * alpha_des) / radius
+    if abs(f_req) <= abs(fx_max) and abs(s) < s_sat:  # upstream's clamp and update
+        f_lon = min(max(f_req, -fx_max), fx_max)
+        omega_new = omega + dt * (t_eff - radius * f_lon) / iyy
+        room = fx_max - abs(f_lon)  # may be negative: then the same swapped clamp applies
+    else:  # the wheel slips: the whole limit is used
+        f_lon, omega_new = slipping_wheel(omega, vwx, t_eff, k_motor + c_damp, iyy, radius, dt, abs(fx_max))
+        room = 0.0
     f_lon -= min(max(gsx, -room), room)
     return f_lon, f_lat, omega_new

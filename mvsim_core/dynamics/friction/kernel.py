@@ -36,7 +36,8 @@ ELLIPSE = ellipse.EllipseFriction.kernel_id
 @njit(cache=True)
 def wheel_friction(i: int, model: np.ndarray, params: np.ndarray, vx: float, vy: float, yaw: np.ndarray,
                    radius: np.ndarray, mass: np.ndarray, iyy: np.ndarray, omega: np.ndarray, tau: float,
-                   fz: np.ndarray, gsx: np.ndarray, gsy: np.ndarray, g: float, dt: float) -> tuple[float, float]:
+                   fz: np.ndarray, gsx: np.ndarray, gsy: np.ndarray, g: float, dt: float,
+                   k_motor: np.ndarray) -> tuple[float, float]:
     """Friction force on the vehicle (vehicle frame, N) at wheel ``i``; updates ``omega[i]``.
 
     Args:
@@ -52,6 +53,7 @@ def wheel_friction(i: int, model: np.ndarray, params: np.ndarray, vx: float, vy:
         fz: (W,) chassis weight on each wheel (N).
         gsx, gsy: (W,) gravity force along the slope on each wheel, vehicle frame (N).
         g: gravity (m/s²). dt: step (s).
+        k_motor: (W,) the controllers' feedback on each wheel's spin (N·m·s/rad, see :mod:`.slip`).
     """
     c = math.cos(yaw[i])
     s = math.sin(yaw[i])
@@ -65,12 +67,13 @@ def wheel_friction(i: int, model: np.ndarray, params: np.ndarray, vx: float, vy:
     if mdl == ELLIPSE:
         f_lon, f_lat, omega[i] = ellipse_wheel_force(vwx, vwy, omega[i], tau, m, g, yaw[i], p[P_CDAMP], p[P_CRR],
                                                      radius[i], iyy[i], gwx, gwy, dt, p[P_CS], p[P_CALPHA],
-                                                     p[P_SSAT], p[P_ASAT], p[P_CALPHAS], p[P_CSALPHA])
+                                                     p[P_SSAT], p[P_ASAT], p[P_CALPHAS], p[P_CSALPHA], k_motor[i])
     else:
         # default, and wardiagnemma: the default law plus the Ward-Iagnemma rolling resistance
         extra = 0.0
         if mdl == WARDIAGNEMMA:
             extra = ward_iagnemma_resistance(vwx, m, g, p[P_AROLL], p[P_R1], p[P_R2])
         f_lon, f_lat, omega[i] = default_wheel_force(vwx, vwy, omega[i], tau, m, g, p[P_MU], p[P_CDAMP],
-                                                     p[P_CRR], radius[i], iyy[i], gwx, gwy, dt, extra)
+                                                     p[P_CRR], radius[i], iyy[i], gwx, gwy, dt, extra,
+                                                     k_motor[i])
     return c * f_lon - s * f_lat, s * f_lon + c * f_lat

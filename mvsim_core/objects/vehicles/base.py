@@ -143,6 +143,14 @@ class VehicleDynamics:
         for i, side in enumerate(self.lr_pattern):
             t[i] = 0.0 if side is None else side.pick(left, right)
 
+    def set_lr_feedback(self, veh: Vehicle, left: float, right: float) -> None:
+        """The speed loops' reaction (∂torque/∂speed, N·m per m/s) of the left and right sides, as each driven wheel's
+        ``k_motor`` = reaction · wheel radius (N·m·s/rad): the loop of a side acts on each wheel it drives as if it
+        read that wheel's spin (:mod:`mvsim_core.dynamics.friction.slip`)."""
+        k = veh.k_motor
+        for i, side in enumerate(self.lr_pattern):
+            k[i] = 0.0 if side is None else side.pick(left, right) * self.wheels[i].radius
+
     @classmethod
     def adjust_wheels(cls, wheels: list[Wheel], params: ParamValues) -> None:
         """Hook for classes whose parameters move wheels (Ackermann front axle)."""
@@ -243,6 +251,7 @@ class Vehicle:
     torques: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
     omega: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
     phi: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    k_motor: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
     collision: bool = False
     had_collision: bool = False
     logger: VehicleLogger | None = None  # created by World.start
@@ -370,9 +379,11 @@ class Vehicle:
         except ControllerError as e:
             raise ControllerError(f"vehicle '{self.name}': {e}") from None
 
-    def attach_wheel_state(self, torques: np.ndarray, omega: np.ndarray, phi: np.ndarray) -> None:
-        """Use these views of the world's wheel arrays for torques (N·m), spins (rad/s) and spin angles (rad)."""
-        self.torques, self.omega, self.phi = torques, omega, phi
+    def attach_wheel_state(self, torques: np.ndarray, omega: np.ndarray, phi: np.ndarray,
+                           k_motor: np.ndarray) -> None:
+        """Use these views of the world's wheel arrays for torques (N·m), spins (rad/s), spin angles (rad) and the
+        controller's feedback on each wheel's spin (N·m·s/rad, :attr:`WheelArrays.k_motor`)."""
+        self.torques, self.omega, self.phi, self.k_motor = torques, omega, phi, k_motor
 
     def odometry_velocity(self) -> tuple[float, float, float]:
         """Twist (vx, 0, ω) estimated from the spins of the first two wheels (left, right), as wheel encoders would.

@@ -140,14 +140,17 @@ def test_non_finite_friction_forces_never_reach_box2d_and_repeated_faults_are_lo
 
 
 def test_an_unstable_wheel_is_reset_with_a_zero_torque_and_stays_put(tmp_path):
-    """Wheel inertia 1e-12 kg·m² under 1e6 N·m (explicit Euler on the spin overshoots and grows): the spin goes
-    NaN/inf within a few dozen steps; the raw controller is then reset to zero torques and nothing happens again."""
-    body = BODY.replace('<vehicle name="wrecked"><dynamics class="differential"><controller class="twist_pid"/>',
+    """Wheel inertia 1e-307 kg·m², no axle damping, the largest torque the vehicle takes: the slipping wheel gains
+    dt·(τ − R·F_max)/I ~ 1e307 rad/s per step, and its spin overflows to inf within a few dozen steps; the raw
+    controller is then reset to zero torques and nothing happens again."""
+    body = BODY.replace('<vehicle name="wrecked"><dynamics class="differential"><controller class="twist_pid"/>'
+                        '</dynamics>',
                         '<vehicle name="wrecked"><dynamics class="differential"><l_wheel pos="0 0.5" '
-                        'inertia="1e-12"/><r_wheel pos="0 -0.5" inertia="1e-12"/><controller class="raw"/>')
+                        'inertia="1e-307"/><r_wheel pos="0 -0.5" inertia="1e-307"/><controller class="raw"/>'
+                        '</dynamics><friction class="default"><C_damping>0</C_damping></friction>')
     w = world(tmp_path, body)
     v = w.vehicles["wrecked"]
-    v.set_torques((-1e6, -1e6))  # within its limit (50 g · mass · radius is larger)
+    v.set_torques((-1e6, -1e6))  # clamped to its limit (50 g · mass · radius)
     w.run(1.0)
     assert len(w.faults) == 1
     f = w.faults.last

@@ -17,6 +17,7 @@ from mvsim_core.dynamics.friction.wardiagnemma import ward_iagnemma_resistance
 G, DT = 9.81, 0.002
 # one wheel: radius 0.2 m, mass 2 kg, Iyy 0.04 kg·m², 80 N of chassis weight, on a slope
 RADIUS, MASS, IYY, FZ, GSX, GSY = 0.2, 2.0, 0.04, 80.0, 3.0, -2.0
+K_MOTOR = 1.5  # the controller's feedback on the wheel (N·m·s/rad): matters in the slipping states
 # parameters away from the defaults, so that a column read by the wrong model shows
 VALUES = {"mu": 0.55, "C_damping": 0.03, "C_rr": 0.02, "A_roll": 30.0, "R1": 0.02, "R2": 0.05, "C_s": 6.0,
           "C_alpha": 7.0, "slip_angle_saturation": 0.2, "slip_ratio_saturation": 0.15, "C_alpha_s": 0.4,
@@ -25,19 +26,19 @@ VALUES = {"mu": 0.55, "C_damping": 0.03, "C_rr": 0.02, "A_roll": 30.0, "R1": 0.0
 
 def _default(p, vwx, vwy, omega, tau, m, gwx, gwy, yaw):
     return default_wheel_force(vwx, vwy, omega, tau, m, G, p["mu"], p["C_damping"], p["C_rr"], RADIUS, IYY, gwx,
-                               gwy, DT, 0.0)
+                               gwy, DT, 0.0, K_MOTOR)
 
 
 def _wardiagnemma(p, vwx, vwy, omega, tau, m, gwx, gwy, yaw):
     extra = ward_iagnemma_resistance(vwx, m, G, p["A_roll"], p["R1"], p["R2"])
     return default_wheel_force(vwx, vwy, omega, tau, m, G, p["mu"], p["C_damping"], p["C_rr"], RADIUS, IYY, gwx,
-                               gwy, DT, extra)
+                               gwy, DT, extra, K_MOTOR)
 
 
 def _ellipse(p, vwx, vwy, omega, tau, m, gwx, gwy, yaw):
     return ellipse_wheel_force(vwx, vwy, omega, tau, m, G, yaw, p["C_damping"], p["C_rr"], RADIUS, IYY, gwx, gwy, DT,
                                p["C_s"], p["C_alpha"], p["slip_ratio_saturation"], p["slip_angle_saturation"],
-                               p["C_alpha_s"], p["C_s_alpha"])
+                               p["C_alpha_s"], p["C_s_alpha"], K_MOTOR)
 
 
 LAWS = {"default": _default, "wardiagnemma": _wardiagnemma, "ellipse": _ellipse}
@@ -61,7 +62,7 @@ def _kernel(cls, state):
     om = np.array([omega])
     fx, fy = wheel_friction(0, np.array([cls.kernel_id]), params, vx, vy, np.array([yaw]), np.array([RADIUS]),
                             np.array([MASS]), np.array([IYY]), om, tau, np.array([FZ]), np.array([GSX]),
-                            np.array([GSY]), G, DT)
+                            np.array([GSY]), G, DT, np.array([K_MOTOR]))
     return fx, fy, om[0]
 
 
