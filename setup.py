@@ -60,6 +60,8 @@ setup(
             "import-linter>=2.16",  # `lint-imports`: the architecture contracts in .importlinter (make lint)
             "mypy>=2.4",  # type checking of mvsim_core, configured in mypy.ini (make lint)
         ],
+        # `mvsim plot-trajectory` (mvsim_core/io/trajectory_plot.py); imported only when a figure is drawn
+        "plot": ["matplotlib>=3.8"],
     },
     zip_safe=True,
     maintainer="mvsim_ros2 developers",

@@ -138,6 +138,25 @@ def build_parser() -> argparse.ArgumentParser:
     s_call.add_argument("type", help="full input message type, e.g. mvsim_msgs.SrvGetPose")
     s_call.add_argument("fields", nargs="?", default="", help="the input in protobuf text format")
     _add_client_args(s_call)
+
+    traj = sub.add_parser("trajectory", help="drive a vehicle through a twist schedule and write its trajectory as "
+                                             "CSV, in the columns of the C++ MVSim reference recordings")
+    _add_world_args(traj)
+    traj.add_argument("--schedule", required=True, metavar="T,VX,WZ;...",
+                      help="absolute end time (s), vx (m/s), wz (rad/s) per segment, e.g. '3,1.0,0;9,1.0,0.2'; the "
+                           "twist is set before every physics step and the last one stays")
+    traj.add_argument("--vehicle", default=None, help="which vehicle (default: the world's first)")
+    traj.add_argument("--duration", type=float, default=None, help="simulated seconds (default: the schedule's end)")
+    traj.add_argument("--period", type=float, default=0.1, help="seconds between samples (default 0.1)")
+    traj.add_argument("-o", "--output", required=True, metavar="CSV", help="the CSV file to write")
+
+    plot = sub.add_parser("plot-trajectory", help="overlay a trajectory CSV on a reference one in a PNG and print the "
+                                                  "largest position and yaw errors")
+    plot.add_argument("ours", metavar="OURS.csv", help="trajectory CSV (mvsim trajectory, or a vehicle pose log)")
+    plot.add_argument("reference", metavar="REFERENCE.csv", help="reference trajectory CSV (e.g. a C++ recording)")
+    plot.add_argument("-o", "--output", default=None, metavar="PNG",
+                      help="the PNG to write (default: OURS with .png instead of .csv)")
+    plot.add_argument("--title", default="", help="a title line above the figure")
     return parser
 
 
@@ -520,6 +539,63 @@ def cmd_service_call(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------- trajectories
+def cmd_trajectory(args: argparse.Namespace) -> int:
+    """Drive one vehicle through ``--schedule`` and write the samples (:mod:`mvsim_core.io.trajectory_csv`): 0; a bad
+    schedule, world, vehicle name or output path: one line, 2."""
+    from mvsim_core.io.trajectory_csv import TrajectoryFileError, parse_schedule, record_schedule, write_trajectory
+
+    try:
+        schedule = parse_schedule(args.schedule)
+    except TrajectoryFileError as e:
+        _err(str(e))
+        return 2
+    for name, value in (("--period", args.period), ("--duration", args.duration)):
+        if value is not None and not (math.isfinite(value) and 0.0 < value <= 1e6):
+            _err(f"{name} must be a number of seconds above 0 (got {value:g})")
+            return 2
+    world = _load(args)
+    if not world.vehicles:
+        _err(f"{args.world} has no vehicle to drive")
+        return 2
+    name = args.vehicle if args.vehicle is not None else next(iter(world.vehicles))
+    if name not in world.vehicles:
+        _err(f"no vehicle '{name}' in {args.world}; it has {', '.join(world.vehicles)}")
+        return 2
+    header, rows = record_schedule(world, name, schedule, duration=args.duration, period=args.period)
+    try:
+        write_trajectory(args.output, header, rows)
+    except OSError as e:
+        _err(f"cannot write {args.output}: {e.strerror}")
+        return 2
+    print(f"wrote {args.output}: vehicle '{name}', {len(rows)} samples every {args.period:g} s up to "
+          f"t = {rows[-1][0]:.4g} s")
+    return 0
+
+
+def cmd_plot_trajectory(args: argparse.Namespace) -> int:
+    """Overlay OURS on REFERENCE in a PNG (:mod:`mvsim_core.io.trajectory_plot`) and print the errors: 0; an
+    unreadable file, no overlap in time or no matplotlib: one line, 2."""
+    from pathlib import Path
+
+    from mvsim_core.io.trajectory_csv import TrajectoryFileError, read_trajectory
+    from mvsim_core.io.trajectory_plot import PlotUnavailable, plot
+
+    out = args.output if args.output is not None else str(Path(args.ours).with_suffix(".png"))
+    try:
+        ours, ref = read_trajectory(args.ours), read_trajectory(args.reference)
+        labels = (f"ours: {Path(args.ours).name}", f"reference: {Path(args.reference).name}")
+        cmp = plot(ours, ref, out, labels=labels, title=args.title)
+    except (TrajectoryFileError, PlotUnavailable, ValueError) as e:
+        _err(str(e))
+        return 2
+    except OSError as e:
+        _err(f"cannot write {out}: {e.strerror}")
+        return 2
+    print(f"wrote {out}: {cmp.summary()}")
+    return 0
+
+
 # ---------------------------------------------------------------------- entry point
 def _on_sigterm(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
@@ -535,6 +611,8 @@ _COMMANDS = {
     ("topic", "hz"): cmd_topic_hz,
     ("topic", "pub"): cmd_topic_pub,
     ("service", "call"): cmd_service_call,
+    ("trajectory", None): cmd_trajectory,
+    ("plot-trajectory", None): cmd_plot_trajectory,
 }
 
 
