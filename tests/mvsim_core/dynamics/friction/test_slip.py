@@ -209,3 +209,27 @@ def test_the_same_ice_run_twice_is_bit_identical(ref_dir):
     for k in ("x", "vx", "omega"):
         assert np.array_equal(a[k], b[k])
     assert math.isfinite(float(a["x"][-1]))
+
+
+def test_upstreams_friction_zones_world_is_drivable_across_the_ice_and_the_sand(shared_dir):
+    """``demo_friction_zones.world.xml`` (the Jackal, twist_pid; ice mu 0.15 on x -7..1, sand C_rr 0.08 on x 3..7,
+    both across y -2..2): placed on the ice at (-5, 0) facing +x and commanded 1 m/s, the Jackal pulls away at mu·g,
+    crosses the ice, the grass and the sand at the commanded speed and leaves the sand within 13 s."""
+    w = mv.load_world(shared_dir / "worlds" / "mvsim_tutorial" / "demo_friction_zones.world.xml")
+    w.set_pose("robot", -5.0, 0.0, 0.0)
+    v = w.vehicles["robot"]
+    speeds, xs = [], []
+    while w.time < 13.0 - 1e-9:
+        v.set_twist(1.0, 0.0, 0.0)
+        w.step()
+        speeds.append(v.twist[0])
+        xs.append(v.pose[0])
+    vx, x = np.array(speeds), np.array(xs)
+    a = np.diff(np.concatenate([[0.0], vx])) / w.timestep
+    assert a[:20].mean() == pytest.approx(MU * G, rel=0.05)  # pulling away on the ice
+    assert a.max() <= 1.05 * MU * G
+    on_ice = x < 1.0
+    assert vx[on_ice].max() >= 0.95
+    sand = (x > 3.5) & (x < 6.5)
+    assert vx[sand].min() >= 0.9  # twist_pid holds the speed against the sand's rolling resistance
+    assert x[-1] > 7.0
