@@ -16,11 +16,12 @@ vehicle frame (rad), ω the wheel spin (rad/s) and R the wheel radius (m), as th
   mu·m·g, evaluated as min(max(F, −L), L): when L < 0 the force is L itself (upstream's ``std::clamp`` with its
   bounds swapped, as GCC evaluates it). Axle damping and rolling resistance as in :mod:`.default`; the slope force
   takes what is left of Fx_max, by the same clamp;
-* except when the wheel slips: when the force that would make it roll, F_req = (T − I·α*)/R, is beyond |Fx_max|,
-  the longitudinal force and the spin come from :func:`.slip.slipping_wheel` with the limit |Fx_max| (the force
-  pushes the way the tread slides; the wheel spins the way its torque turns it) and none is left for the slope
-  force. Upstream's signed clamp there
-  turns the wheel backwards under a forward torque and freezes the vehicle, as in the default model.
+* except when the wheel slips: when the slip ratio is at or beyond ``slip_ratio_saturation`` (the tyre past its
+  linear range), or the force that would make the wheel roll, F_req = (T − I·α*)/R, is beyond |Fx_max|. Then the
+  longitudinal force and the spin come from :func:`.slip.slipping_wheel` with the limit |Fx_max| (the force pushes
+  the way the tread slides; the wheel spins the way its torque turns it) and none is left for the slope force.
+  Upstream's signed clamp there pushes the chassis forwards with a wheel slower than the ground, so that a braking
+  Jackal on ice never stops, and its explicit spin update freezes a driven one, as in the default model.
 
 There is no ``mu``: ``friction_mu`` property regions do not affect this model (``friction_C_rr`` does). Kernel id 2;
 columns: ``P_CDAMP``, ``P_CRR`` of :mod:`.base` plus ``P_CS`` ... ``P_CSALPHA`` below.
