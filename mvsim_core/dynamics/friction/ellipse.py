@@ -19,7 +19,8 @@ vehicle frame (rad), ω the wheel spin (rad/s) and R the wheel radius (m), as th
 * except when the wheel slips: when the slip ratio is at or beyond ``slip_ratio_saturation`` (the tyre past its
   linear range), or the force that would make the wheel roll, F_req = (T − I·α*)/R, is beyond |Fx_max|. Then the
   longitudinal force and the spin come from :func:`.slip.slipping_wheel` with the limit |Fx_max| (the force pushes
-  the way the tread slides; the wheel spins the way its torque turns it) and none is left for the slope force.
+  the way the tread slides; the wheel spins the way its torque turns it), and what is left of |Fx_max| holds the
+  slope force (a wheel at rest counts here: its floored tread speed makes the slip ratio ±1).
   Upstream's signed clamp there pushes the chassis forwards with a wheel slower than the ground, so that a braking
   Jackal on ice never stops, and its explicit spin update freezes a driven one, as in the default model.
 
@@ -121,8 +122,8 @@ def ellipse_wheel_force(vwx: float, vwy: float, omega: float, tau: float, m: flo
         f_lon = min(max(f_req, -fx_max), fx_max)
         omega_new = omega + dt * (t_eff - radius * f_lon) / iyy
         room = fx_max - abs(f_lon)  # may be negative: then the same swapped clamp applies
-    else:  # the wheel slips: the whole limit is used
+    else:  # the wheel slips (or, at rest, its slip ratio is the floored ±1): the force within |Fx_max|
         f_lon, omega_new = slipping_wheel(omega, vwx, t_eff, k_motor + c_damp, iyy, radius, dt, abs(fx_max))
-        room = 0.0
+        room = abs(fx_max) - abs(f_lon)  # what it leaves holds the slope force, as in the default model
     f_lon -= min(max(gsx, -room), room)
     return f_lon, f_lat, omega_new

@@ -127,15 +127,23 @@ SLOPE_WORLD = """<element class="elevation_map">
     <chassis mass="10.0" zmin="0.05" zmax="0.25"/>
     <controller class="{ctrl}">{gains}</controller>
   </dynamics>
-  <friction class="default"><mu>0.8</mu><C_damping>0.05</C_damping></friction>
+  {friction}
   <init_pose>{pose}</init_pose>
 </vehicle>"""
 PID_GAINS = "<KP>4</KP><KI>3</KI><KD>0</KD><max_torque>20</max_torque>"
 
 
-def slope_world(tmp_path, ctrl: str, pose: str) -> mv.World:
-    return make_world(tmp_path, SLOPE_WORLD.format(ctrl=ctrl, gains=PID_GAINS if ctrl != "raw" else "", pose=pose),
-                      dt=0.005)
+FRICTIONS = {
+    "default": '<friction class="default"><mu>0.8</mu><C_damping>0.05</C_damping></friction>',
+    "wardiagnemma": '<friction class="wardiagnemma"><mu>0.8</mu><C_damping>0.05</C_damping></friction>',
+    # peak coefficient C_s·slip_ratio_saturation = 0.75; at rest the floored tread speed makes the slip ratio ±1
+    "ellipse": '<friction class="ellipse"><C_damping>0.05</C_damping></friction>',
+}
+
+
+def slope_world(tmp_path, ctrl: str, pose: str, friction: str = "default") -> mv.World:
+    return make_world(tmp_path, SLOPE_WORLD.format(ctrl=ctrl, gains=PID_GAINS if ctrl != "raw" else "", pose=pose,
+                                                   friction=FRICTIONS[friction]), dt=0.005)
 
 
 # Around (−1, 2) every wheel (x ± 0.3, y ± 0.6) lies in the cell x ∈ [−2, 4], y ∈ [−2, 4], local (u, v) =
@@ -174,19 +182,38 @@ def test_initial_pose_is_placed_on_the_terrain(tmp_path):
 
 
 
+@pytest.mark.parametrize("friction", ["default", "wardiagnemma"])
 @pytest.mark.parametrize("ctrl", [
     "twist_ideal",
     "twist_pid",
     "raw",
 ])
-def test_no_drift_on_elevation(tmp_path, ctrl):
+def test_no_drift_on_elevation(tmp_path, ctrl, friction):
     """Upstream's test_drift_on_elevation: zero command for 3 s at dt = 5 ms on the slopes above (μ 0.8 holds a
     slope of up to atan(0.8) = 38.7°; these are ≤ 15°): drift < 1 mm in x and y, < 0.01 rad in yaw. Friction must
-    exactly balance the gravity component along the slope (it is built to: F = −G per wheel)."""
-    w = slope_world(tmp_path, ctrl, "0 0 0")
+    exactly balance the gravity component along the slope (it is built to: F = −G per wheel). Ellipse friction: the
+    next test."""
+    w = slope_world(tmp_path, ctrl, "0 0 0", friction)
     v = w.vehicles["v"]
     x0, y0, _, yaw0, _, _ = v.pose
     w.run(3.0)
     x, y, _, yaw, pitch, roll = v.pose
     assert pitch != 0.0 and roll != 0.0  # it does stand on the slope
     assert abs(x - x0) < 1e-3 and abs(y - y0) < 1e-3 and abs(yaw - yaw0) < 0.01, (x - x0, y - y0, yaw - yaw0)
+
+
+@pytest.mark.parametrize("ctrl", ["twist_ideal", "twist_pid", "raw"])
+@pytest.mark.parametrize("uphill", [True, False])
+def test_no_drift_with_ellipse_friction_facing_along_the_slope(tmp_path, ctrl, uphill):
+    """Ellipse friction holds a vehicle parked straight up or down the plane above (14.8°; peak coefficient 0.75):
+    at rest the floored tread speed makes the slip ratio ±1, and the longitudinal limit left over holds the gravity
+    component, as in the default model. Across a slope it cannot: at rest the slip angle is 0, and so is upstream's
+    lateral limit (Fz·C_alpha·sat(α)), so the vehicle slides sideways (kept as upstream has it)."""
+    yaw = math.degrees(math.atan2(GY, GX)) + (0.0 if uphill else 180.0)  # downhill is −∇z
+    w = slope_world(tmp_path, ctrl, f"-1 2 {yaw}", "ellipse")  # on the single plane described above
+    v = w.vehicles["v"]
+    x0, y0, _, yaw0, _, _ = v.pose
+    w.run(3.0)
+    x, y, _, yaw1, pitch, roll = v.pose
+    assert abs(pitch) == pytest.approx(math.atan(math.hypot(GX, GY)), abs=1e-6) and abs(roll) < 1e-6  # along it
+    assert abs(x - x0) < 1e-3 and abs(y - y0) < 1e-3 and abs(yaw1 - yaw0) < 0.01, (x - x0, y - y0, yaw1 - yaw0)
