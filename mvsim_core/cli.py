@@ -155,7 +155,8 @@ def build_parser() -> argparse.ArgumentParser:
     plot.add_argument("ours", metavar="OURS.csv", help="trajectory CSV (mvsim trajectory, or a vehicle pose log)")
     plot.add_argument("reference", metavar="REFERENCE.csv", help="reference trajectory CSV (e.g. a C++ recording)")
     plot.add_argument("-o", "--output", default=None, metavar="PNG",
-                      help="the PNG to write (default: OURS with .png instead of .csv)")
+                      help="the image to write, PNG unless its suffix names another format matplotlib writes (.svg, "
+                           ".pdf); default: OURS with .png instead of .csv")
     plot.add_argument("--title", default="", help="a title line above the figure")
     return parser
 
@@ -562,11 +563,20 @@ def cmd_trajectory(args: argparse.Namespace) -> int:
     if name not in world.vehicles:
         _err(f"no vehicle '{name}' in {args.world}; it has {', '.join(world.vehicles)}")
         return 2
+    if args.period < world.timestep:
+        _err(f"--period {args.period:g} s is shorter than the world's timestep ({world.timestep:g} s): samples are "
+             f"taken between physics steps")
+        return 2
+    try:  # find out now, not after the run, that the file cannot be written
+        open(args.output, "w").close()
+    except OSError as e:
+        _err(f"cannot write {args.output}: {e.strerror or e}")
+        return 2
     header, rows = record_schedule(world, name, schedule, duration=args.duration, period=args.period)
     try:
         write_trajectory(args.output, header, rows)
     except OSError as e:
-        _err(f"cannot write {args.output}: {e.strerror}")
+        _err(f"cannot write {args.output}: {e.strerror or e}")
         return 2
     print(f"wrote {args.output}: vehicle '{name}', {len(rows)} samples every {args.period:g} s up to "
           f"t = {rows[-1][0]:.4g} s")
@@ -590,7 +600,7 @@ def cmd_plot_trajectory(args: argparse.Namespace) -> int:
         _err(str(e))
         return 2
     except OSError as e:
-        _err(f"cannot write {out}: {e.strerror}")
+        _err(f"cannot write {out}: {e.strerror or e}")
         return 2
     print(f"wrote {out}: {cmp.summary()}")
     return 0

@@ -64,7 +64,8 @@ def parse_schedule(text: str) -> Schedule:
     """The (t_end s, vx m/s, wz rad/s) segments of ``text`` (see the module docstring).
 
     Raises:
-        TrajectoryFileError: not three finite numbers per segment, or end times that do not increase.
+        TrajectoryFileError: not three finite numbers per segment, or end times that are not positive and
+            increasing.
     """
     out: Schedule = []
     for k, seg in enumerate(s for s in text.split(";") if s.strip()):
@@ -76,6 +77,9 @@ def parse_schedule(text: str) -> Schedule:
         if len(vals) != 3 or not all(math.isfinite(v) for v in vals):
             raise TrajectoryFileError(f"schedule segment {k + 1} is {seg.strip()!r}: write it as t_end,vx,wz "
                                       f"(three finite numbers: s, m/s, rad/s), e.g. 3,1.0,0;9,1.0,0.2")
+        if not out and vals[0] <= 0.0:
+            raise TrajectoryFileError(f"schedule segment 1 ends at t = {vals[0]:g} s: end times are absolute and the "
+                                      f"first must be after 0")
         if out and vals[0] <= out[-1][0]:
             raise TrajectoryFileError(f"schedule segment {k + 1} ends at t = {vals[0]:g} s, not after the previous "
                                       f"one ({out[-1][0]:g} s): end times are absolute and must increase")
@@ -103,6 +107,8 @@ def record_schedule(world: Any, vehicle: str, schedule: Schedule, *, duration: f
         (header, rows): :data:`COLUMNS` plus ``wheel_w<i>``, and one row of floats per sample (``cmd_v cmd_w``: the
         twist of the last step taken, 0 at t = 0).
     """
+    if not (period > 0.0 and math.isfinite(period)):
+        raise ValueError(f"the sampling period must be a positive number of seconds (got {period!r})")
     v = world.vehicles[vehicle]
     world.start()
     end = schedule[-1][0] if duration is None else duration
@@ -140,7 +146,8 @@ def read_trajectory(path: str | Path) -> Trajectory:
     :mod:`.csv_logger` (``Timestamp q0x q1y q3yaw``).
 
     Raises:
-        TrajectoryFileError: the file cannot be read, lacks those columns, or holds a value that is not a number.
+        TrajectoryFileError: the file cannot be read, lacks those columns, holds a value that is not a finite
+            number, or its times do not increase.
     """
     p = Path(path)
     try:
@@ -158,14 +165,22 @@ def read_trajectory(path: str | Path) -> Trajectory:
             for line, row in enumerate(reader, start=2):
                 for k, name in names.items():
                     try:
-                        cols[k].append(float(row[name]))
+                        v = float(row[name])
                     except (TypeError, ValueError):
-                        raise TrajectoryFileError(f"{p}:{line}: {name} = {str(row[name])[:40]!r} is not a "
-                                                  f"number") from None
+                        v = math.nan
+                    if not math.isfinite(v):
+                        raise TrajectoryFileError(f"{p}:{line}: {name} = {str(row[name])[:40]!r} is not a finite "
+                                                  f"number")
+                    if k == "t" and cols["t"] and v <= cols["t"][-1]:
+                        raise TrajectoryFileError(f"{p}:{line}: {name} = {v:g} s does not come after the previous "
+                                                  f"sample ({cols['t'][-1]:g} s); samples must be in time order")
+                    cols[k].append(v)
     except OSError as e:
-        raise TrajectoryFileError(f"{p}: cannot read it ({e.strerror})") from None
+        raise TrajectoryFileError(f"{p}: cannot read it ({e.strerror or e})") from None
     except UnicodeDecodeError:
         raise TrajectoryFileError(f"{p}: not a text CSV file") from None
+    except csv.Error as e:
+        raise TrajectoryFileError(f"{p}: not a CSV file the reader accepts ({e})") from None
     if not cols["t"]:
         raise TrajectoryFileError(f"{p}: no samples below the header")
     return Trajectory(*(np.array(cols[k]) for k in ("t", "x", "y", "yaw")))

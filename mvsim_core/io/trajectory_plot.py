@@ -80,13 +80,13 @@ def _speed(traj: Trajectory) -> np.ndarray:
 
 def plot(ours: Trajectory, reference: Trajectory, out: str | Path, *, labels: tuple[str, str] = ("ours", "reference"),
          title: str = "") -> Comparison:
-    """Write the overlay of ``ours`` and ``reference`` to the PNG ``out``: the paths in the plane (m, equal axes,
+    """Write the overlay of ``ours`` and ``reference`` to the image ``out`` (PNG, or the format its suffix names): the paths in the plane (m, equal axes,
     markers every second), and over time the position error, both speeds along the path and both yaws. Returns the
     comparison.
 
     Raises:
         PlotUnavailable: matplotlib is not installed.
-        ValueError: the trajectories do not overlap in time.
+        ValueError: the trajectories do not overlap in time, or matplotlib writes no format of that suffix.
     """
     cmp = compare(ours, reference)
     try:
@@ -128,6 +128,8 @@ def plot(ours: Trajectory, reference: Trajectory, out: str | Path, *, labels: tu
         a.grid(True, alpha=0.3)
     fig.suptitle((title + "\n" if title else "") + cmp.summary(), fontsize=10)
     fig.tight_layout()
-    fig.savefig(out, format="png")
-    plt.close(fig)
+    try:
+        fig.savefig(out)  # PNG, or the format its suffix names
+    finally:
+        plt.close(fig)
     return cmp

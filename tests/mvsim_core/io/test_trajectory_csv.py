@@ -43,6 +43,8 @@ def test_a_schedule_is_read_as_the_recordings_cases_write_it():
     ("2,0.8,0;x,1,1", "schedule segment 2 is 'x,1,1'"),
     ("2,0.8,nan", "schedule segment 1 is '2,0.8,nan'"),
     ("3,1,0;2,1,0", "schedule segment 2 ends at t = 2 s, not after the previous one (3 s)"),
+    ("-1,1,0", "schedule segment 1 ends at t = -1 s: end times are absolute and the first must be after 0"),
+    ("0,1,0", "schedule segment 1 ends at t = 0 s"),
     ("", "the schedule is empty"),
 ])
 def test_a_bad_schedule_says_which_segment_and_how_to_write_it(text, message):
@@ -81,7 +83,13 @@ def test_mvsim_trajectory_refuses_a_bad_schedule_vehicle_or_period(shared_dir, t
     assert (r.returncode, r.stderr) == (2, f"mvsim: no vehicle 'r9' in {world}; it has r1\n")
     r = mvsim("trajectory", world, "--schedule", "2,0.8,0", "--period", "0", "-o", out)
     assert (r.returncode, r.stderr) == (2, "mvsim: --period must be a number of seconds above 0 (got 0)\n")
+    r = mvsim("trajectory", world, "--schedule", "2,0.8,0", "--period", "0.001", "-o", out)
+    assert (r.returncode, r.stderr) == (2, "mvsim: --period 0.001 s is shorter than the world's timestep (0.005 s): "
+                                           "samples are taken between physics steps\n")
     assert not Path(out).exists()
+    r = mvsim("trajectory", world, "--schedule", "2,0.8,0", "-o", str(tmp_path / "no" / "such" / "dir.csv"))
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == f"mvsim: cannot write {tmp_path / 'no' / 'such' / 'dir.csv'}: No such file or directory\n"
 
 
 def test_read_trajectory_reads_a_pose_log_too(tmp_path):
@@ -95,7 +103,10 @@ def test_read_trajectory_reads_a_pose_log_too(tmp_path):
 
 @pytest.mark.parametrize(("text", "message"), [
     ("a,b,c\n1,2,3\n", "no trajectory columns: the header needs t,x,y,yaw"),
-    ("t,x,y,yaw\n0,0,0,0\n0.1,zz,0,0\n", ":3: x = 'zz' is not a number"),
+    ("t,x,y,yaw\n0,0,0,0\n0.1,zz,0,0\n", ":3: x = 'zz' is not a finite number"),
+    ("t,x,y,yaw\n0,0,0,0\n0.1,nan,0,0\n", ":3: x = 'nan' is not a finite number"),
+    ("t,x,y,yaw\n0,0,0,0\n0.2,1,0,0\n0.1,2,0,0\n", ":4: t = 0.1 s does not come after the previous sample (0.2 s)"),
+    ("t,x,y,yaw\n0," + "1" * 200_000 + ",0,0\n", "not a CSV file the reader accepts (field larger than field limit"),
     ("t,x,y,yaw\n", "no samples below the header"),
 ])
 def test_read_trajectory_says_what_is_wrong_and_where(tmp_path, text, message):

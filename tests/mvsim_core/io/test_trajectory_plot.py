@@ -88,3 +88,16 @@ def test_mvsim_plot_trajectory_errors_are_one_line(tmp_path):
     r = mvsim("plot-trajectory", str(a), str(b), "-o", str(tmp_path / "o.png"))
     assert r.returncode == 2 and r.stderr == ("mvsim: the trajectories do not overlap in time (ours 0..1 s, reference "
                                               "5..6 s)\n")
+    assert not (tmp_path / "o.png").exists()
+
+
+def test_the_output_format_follows_its_suffix(tmp_path):
+    pytest.importorskip("matplotlib")
+    a = tmp_path / "a.csv"
+    a.write_text("t,x,y,yaw\n0,0,0,0\n1,1,0,0\n2,2,0.1,0.1\n")
+    r = mvsim("plot-trajectory", str(a), str(a), "-o", str(tmp_path / "o.svg"))
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "o.svg").read_text().lstrip().startswith("<?xml")
+    r = mvsim("plot-trajectory", str(a), str(a), "-o", str(tmp_path / "o.nope"))
+    assert r.returncode == 2 and r.stderr.startswith("mvsim: Format 'nope' is not supported")
+    assert r.stderr.count("\n") == 1
