@@ -80,9 +80,9 @@ def _speed(traj: Trajectory) -> np.ndarray:
 
 def plot(ours: Trajectory, reference: Trajectory, out: str | Path, *, labels: tuple[str, str] = ("ours", "reference"),
          title: str = "") -> Comparison:
-    """Write the overlay of ``ours`` and ``reference`` to the image ``out`` (PNG, or the format its suffix names): the paths in the plane (m, equal axes,
-    markers every second), and over time the position error, both speeds along the path and both yaws. Returns the
-    comparison.
+    """Write the overlay of ``ours`` and ``reference`` to the image ``out`` (PNG, or the format its suffix names):
+    the paths in the plane (m, equal axes, markers every second), and over time the position error, both speeds
+    along the path and both yaws. Returns the comparison.
 
     Raises:
         PlotUnavailable: matplotlib is not installed.
