@@ -29,6 +29,12 @@ roll at the end of the step, F = (T − (v_x/R − ω₀)/φ)/R, clamped to ±li
 the whole step and F = ±limit pushes the vehicle the way the tread slides over the ground, so a driven wheel spins
 the way its torque turns it and the vehicle accelerates at most at limit/mass per wheel (μ·g on flat ground). When
 it does not, the wheel reaches rolling within the step and rolls.
+
+The two updates meet at the limit with the same end spin (rolling) but not the same force. Just past the limit,
+the implicit force counts the controller's reaction within the step, so it is smaller than upstream's rolling force
+by (1/φ − I/dt)·(v_x/R − ω₀)/R, and can be below the limit. Upstream's update never counts that reaction, and this
+one counts it only once the wheel slips. In the saturating cases tested (jackal_pid_B's start, the ice runs) the
+vehicle accelerates at a steady μ·g all the same.
 """
 
 from __future__ import annotations
