@@ -74,9 +74,15 @@ class StopSignals:
             stop()
 
     def start_closing(self) -> None:
-        """Shutting down: any later signal is ignored."""
+        """Shutting down: any later signal is ignored, to the very end. The handlers become SIG_IGN (from the main
+        thread): at interpreter exit Python puts its own handlers back to the default action, so a repeated Ctrl-C
+        arriving then (``ros2 launch`` forwards one after the terminal's) would kill the process with status -2."""
         self.closing = True
         self.stop_running = None
+        if self.installed and threading.current_thread() is threading.main_thread():
+            for signum in HANDLED:
+                if signal.getsignal(signum) == self._on_signal:
+                    signal.signal(signum, signal.SIG_IGN)
 
     @property
     def name(self) -> str:

@@ -156,3 +156,20 @@ def test_stop_signals_states() -> None:
         s._on_signal(signal.SIGTERM, None)
     s.running(lambda: calls.append(2))  # a signal came before the loop started: it stops at once
     assert calls == [1, 2]
+
+
+def test_a_signal_during_interpreter_exit_after_closing_changes_nothing() -> None:
+    """Once closing, the handlers are SIG_IGN: at exit Python puts its own handlers back to the default action, so a
+    repeated Ctrl-C then (``ros2 launch`` forwards one after the terminal's) would end the process with status -2."""
+    script = textwrap.dedent("""
+        import atexit, os, signal
+        from mvsim_ros2.entry import stop_signals
+        s = stop_signals()
+        s.start_closing()
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
+        atexit.register(lambda: (os.kill(os.getpid(), signal.SIGINT), os.kill(os.getpid(), signal.SIGTERM)))
+        print("closed")
+    """)
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert (r.returncode, r.stdout.strip(), r.stderr) == (0, "closed", "")
