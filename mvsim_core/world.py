@@ -262,6 +262,7 @@ class World:
             physics, scheduler, dt = self.physics, self.sensor_scheduler, self.timestep
         with self.step_guard or nullcontext():
             t = self.time + dt  # the end of this step, as sensors and loggers stamp it
+            physics.animate(self.time, dt)  # keyframed blocks forced to their poses (kinematic bodies)
             physics.fit_terrain()  # z, pitch, roll from the ground; slope gravity; terrain steps and grid walls
             physics.run_controllers(dt)  # wheel torques and steering
             physics.apply_friction(dt)  # wheel-ground forces summed into one force + torque per chassis

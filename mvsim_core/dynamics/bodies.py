@@ -11,7 +11,8 @@ What is built (:class:`Bodies`):
   restitution 0.01) plus one ``diameter x width`` box per wheel at (x, y), turned by the wheel yaw, density
   ``wheel mass / (diameter * width)`` (friction 0.5, restitution 0.05). Box2D mass = chassis + wheels; damping from
   the chassis.
-* blocks: dynamic (density ``mass / area``), static (static body) or intangible (no body); fixture friction =
+* blocks: dynamic (density ``mass / area``), static (static body), animated (a kinematic body, moved by its
+  keyframes: :meth:`mvsim_core.dynamics.physics.Physics.animate`) or intangible (no body); fixture friction =
   ``lateral_friction``, restitution and damping from the block. Ground friction of dynamic blocks: two
   ``b2FrictionJoint`` to the ground body at block-frame (±maxRadius, 0), each ``maxForce = mu * m * g / 2``,
   ``maxTorque = 0`` (maxRadius = largest distance of a footprint vertex from the block origin).
@@ -244,7 +245,10 @@ class Bodies:
         x, y, _, yaw, _, _ = b.sim.pose
         prm = b.params
         fp = np.asarray(b.footprint, dtype=np.float64).reshape(-1, 2)
-        if b.is_static:
+        if b.is_animated:  # moved by its keyframes (Physics.animate), pushing what it meets
+            body = self.b2world.CreateKinematicBody(position=(float(x), float(y)), angle=float(yaw))
+            mass = None
+        elif b.is_static:
             body = self.b2world.CreateStaticBody(position=(float(x), float(y)), angle=float(yaw))
             mass = None
         else:

@@ -2,6 +2,7 @@
 
 :meth:`World.step <mvsim_core.world.World.step>` calls the stages in upstream MVSim's order (reference §2.1):
 
+0. :meth:`Physics.animate`: blocks with keyframes are put where their animation says (pre-step, §1.13);
 1. :meth:`Physics.fit_terrain`: each vehicle's z, pitch and roll from the ground under its wheels, the gravity
    component along the slope on each wheel (skipped when the whole ground is one level), and the walls that terrain
    steps and occupied grid cells put around each vehicle;
@@ -85,6 +86,7 @@ class Physics:
         self.wheel_count = np.diff(self.wheels.start).astype(float)
         self.wheel_xy = np.column_stack([self.wheels.x, self.wheels.y])
         self._place_on_terrain()
+        self._start_animations()
         self.z = np.array([v.pose[2] for v in self.vehicles], dtype=float)
         self.pitch = np.array([v.pose[4] for v in self.vehicles], dtype=float)
         self.roll = np.array([v.pose[5] for v in self.vehicles], dtype=float)
@@ -132,6 +134,22 @@ class Physics:
             if not b.sim.skip_elevation_adjust and b.state_pose is None:
                 x, y, z, yaw, pitch, roll = b.sim.pose
                 b.sim.pose = (x, y, initial_z(self.terrain, x, y, z, b.zmax), yaw, pitch, roll)
+
+    def _start_animations(self) -> None:
+        """The blocks with keyframes (and a body): their tracks, based on their initial poses (after the elevation
+        adjust), and each put where its keyframes say now."""
+        from mvsim_core.dynamics.keyframes import KeyframeTracks
+
+        blocks = self.world.blocks
+        self.animated = [name for name, b in blocks.items() if b.is_animated and name in self.bodies.block_bodies]
+        self.tracks = KeyframeTracks([(blocks[n].sim.pose, blocks[n].sim.keyframes) for n in self.animated])
+        self._anim_next: np.ndarray | None = None  # poses at the end of the step under way (set by animate)
+        if self.animated:
+            poses = self.tracks.poses(self.world.time)  # 0, or the time of a rebuild (spawn, remove)
+            for k, name in enumerate(self.animated):
+                x, y, z, yaw, pitch, roll = (float(v) for v in poses[k])
+                self.bodies.block_bodies[name].transform = ((x, y), yaw)
+                blocks[name].state_pose = (x, y, z, yaw, pitch, roll)
 
     def _settle_on_terrain(self) -> None:
         """Start every (adjustable) vehicle with the attitude of its wheel contacts: the fit starts half a chassis
@@ -251,6 +269,29 @@ class Physics:
         self.steps = old.steps
 
     # ------------------------------------------------------------------ the stages of a step
+    def animate(self, t: float, dt: float) -> None:
+        """Stage 0: every animated block is put at its keyframe pose for time ``t`` (s) and given the velocity that
+        takes its kinematic body to the pose for t + dt over the step, so that it pushes what it meets. In a step
+        where a track starts its period again, the block jumps there instead (no velocity)."""
+        if not self.animated:
+            return
+        tr = self.tracks
+        p0 = tr.poses(t).copy()
+        p1 = tr.poses(t + dt)
+        jump = tr.wraps(t, t + dt)
+        bodies = self.bodies.block_bodies
+        for k, name in enumerate(self.animated):
+            body = bodies[name]
+            if jump[k]:
+                body.transform = ((float(p1[k, 0]), float(p1[k, 1])), float(p1[k, 3]))
+                body.linearVelocity = (0.0, 0.0)
+                body.angularVelocity = 0.0
+                continue
+            body.transform = ((float(p0[k, 0]), float(p0[k, 1])), float(p0[k, 3]))
+            body.linearVelocity = (float(p1[k, 0] - p0[k, 0]) / dt, float(p1[k, 1] - p0[k, 1]) / dt)
+            body.angularVelocity = ((float(p1[k, 3] - p0[k, 3]) + math.pi) % (2.0 * math.pi) - math.pi) / dt
+        self._anim_next = p1.copy()
+
     def fit_terrain(self) -> None:
         """Stage 1: z, pitch, roll of every vehicle from its wheel contacts and the gravity along the slope on every
         wheel (reference §2.2); then the static boxes of occupied grid cells and the terrain steps near each
@@ -351,6 +392,12 @@ class Physics:
                 continue
             _, _, z, _, pitch, roll = blk.pose
             blk.state_pose = (x, y, z, a, pitch, roll)
+        if self._anim_next is not None:
+            # where the keyframes say, exactly (Box2D keeps float32); z, pitch and roll from the keyframes too
+            for k, name in enumerate(self.animated):
+                x, y, z, yaw, pitch, roll = (float(v) for v in self._anim_next[k])
+                self.world.blocks[name].state_pose = (x, y, z, yaw, pitch, roll)
+            self._anim_next = None
         if blown:
             self.bodies.heal_static()
         self._collisions()

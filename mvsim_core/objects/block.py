@@ -158,14 +158,21 @@ class Block:
 
     @property
     def is_static(self) -> bool:
-        return bool(self.params["static"])
+        """Declared ``<static>`` and not animated (an animated block moves, whatever it declares)."""
+        return bool(self.params["static"]) and not self.sim.keyframes
+
+    @property
+    def is_animated(self) -> bool:
+        """It has a keyframe ``<animation>``: its pose is forced every step (a kinematic body, when tangible)."""
+        return bool(self.sim.keyframes)
 
     @property
     def is_intangible(self) -> bool:
         return bool(self.params["intangible"])
 
     def summary(self) -> str:
-        kind = "intangible" if self.is_intangible else "static" if self.is_static else "dynamic"
+        kind = ("intangible" if self.is_intangible else "animated" if self.is_animated else "static" if self.is_static
+                else "dynamic")
         shape = self.geometry.type if self.geometry else f"{len(self.footprint)}-gon"
         x, y, _, yaw, _, _ = self.pose
         return (f"{self.name}{f' [{self.class_name}]' if self.class_name else ''}: {kind} {shape}, "

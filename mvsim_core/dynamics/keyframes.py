@@ -1,0 +1,149 @@
+"""Keyframe animation (``<animation type="keyframes">``, reference §1.13): where an animated object is at time t.
+
+An object's pose at time t is its initial pose composed with its keyframe track at u = fmod(t, t_last): the
+keyframe pose relative to the initial pose's frame (x, y, z in m, and a rotation), interpolated between the two
+keyframes around u, linearly in position and by spherical linear interpolation (slerp) in rotation. Before the first
+keyframe's time the object holds the first keyframe; a track whose last time is 0 holds its only pose.
+
+Rotations follow MRPT's yaw, pitch, roll convention: R = Rz(yaw)·Ry(pitch)·Rx(roll). All tracks of a world are
+evaluated in one compiled call (:func:`track_poses`), as flat arrays: track k owns keyframes
+``start[k]:start[k + 1]`` of ``times`` (s) and ``frames`` (x, y, z, qw, qx, qy, qz).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from numba import njit
+
+import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
+
+
+@njit(cache=True)
+def _quat(yaw: float, pitch: float, roll: float) -> tuple[float, float, float, float]:
+    """(w, x, y, z) of Rz(yaw)·Ry(pitch)·Rx(roll)."""
+    cy, sy = math.cos(0.5 * yaw), math.sin(0.5 * yaw)
+    cp, sp = math.cos(0.5 * pitch), math.sin(0.5 * pitch)
+    cr, sr = math.cos(0.5 * roll), math.sin(0.5 * roll)
+    return (cy * cp * cr + sy * sp * sr, cy * cp * sr - sy * sp * cr, cy * sp * cr + sy * cp * sr,
+            sy * cp * cr - cy * sp * sr)
+
+
+@njit(cache=True)
+def _ypr(w: float, x: float, y: float, z: float) -> tuple[float, float, float]:
+    """(yaw, pitch, roll) of the unit quaternion (w, x, y, z)."""
+    yaw = math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+    s = 2.0 * (w * y - z * x)
+    pitch = math.asin(min(max(s, -1.0), 1.0))
+    roll = math.atan2(2.0 * (w * x + y * z), 1.0 - 2.0 * (x * x + y * y))
+    return yaw, pitch, roll
+
+
+@njit(cache=True)
+def _rotate(w: float, x: float, y: float, z: float, vx: float, vy: float, vz: float) -> tuple[float, float, float]:
+    """The vector v rotated by the unit quaternion (w, x, y, z)."""
+    # t = 2·(q_vec × v); v' = v + w·t + q_vec × t
+    tx = 2.0 * (y * vz - z * vy)
+    ty = 2.0 * (z * vx - x * vz)
+    tz = 2.0 * (x * vy - y * vx)
+    return (vx + w * tx + (y * tz - z * ty), vy + w * ty + (z * tx - x * tz), vz + w * tz + (x * ty - y * tx))
+
+
+@njit(cache=True)
+def track_poses(t: float, start: np.ndarray, times: np.ndarray, frames: np.ndarray, base: np.ndarray,
+                out: np.ndarray) -> None:
+    """World pose (x, y, z, yaw, pitch, roll; m, rad) of every track at time ``t`` (s), into ``out`` (N, 6).
+
+    Args:
+        start: (N + 1,) keyframe offsets per track.
+        times: (K,) keyframe times (s), increasing within a track.
+        frames: (K, 7) keyframe poses relative to the track's base: x, y, z (m), unit quaternion w, x, y, z.
+        base: (N, 7) each track's initial pose, as frames.
+    """
+    for k in range(start.shape[0] - 1):
+        a, b = start[k], start[k + 1]
+        t_last = times[b - 1]
+        u = t - t_last * math.floor(t / t_last) if t_last > 0.0 else 0.0  # fmod for t >= 0
+        j = a
+        while j + 1 < b and times[j + 1] <= u:
+            j += 1
+        if j + 1 < b and u > times[j]:
+            s = (u - times[j]) / (times[j + 1] - times[j])
+            f0, f1 = frames[j], frames[j + 1]
+            px = f0[0] + s * (f1[0] - f0[0])
+            py = f0[1] + s * (f1[1] - f0[1])
+            pz = f0[2] + s * (f1[2] - f0[2])
+            # slerp along the shorter arc
+            w1, x1, y1, z1 = f1[3], f1[4], f1[5], f1[6]
+            d = f0[3] * w1 + f0[4] * x1 + f0[5] * y1 + f0[6] * z1
+            if d < 0.0:
+                w1, x1, y1, z1, d = -w1, -x1, -y1, -z1, -d
+            if d > 0.9995:
+                c0, c1 = 1.0 - s, s
+            else:
+                th = math.acos(min(d, 1.0))
+                c0 = math.sin((1.0 - s) * th) / math.sin(th)
+                c1 = math.sin(s * th) / math.sin(th)
+            qw = c0 * f0[3] + c1 * w1
+            qx = c0 * f0[4] + c1 * x1
+            qy = c0 * f0[5] + c1 * y1
+            qz = c0 * f0[6] + c1 * z1
+            n = math.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
+            qw, qx, qy, qz = qw / n, qx / n, qy / n, qz / n
+        else:
+            f = frames[j]
+            px, py, pz, qw, qx, qy, qz = f[0], f[1], f[2], f[3], f[4], f[5], f[6]
+        bw, bx, by, bz = base[k, 3], base[k, 4], base[k, 5], base[k, 6]
+        rx, ry, rz = _rotate(bw, bx, by, bz, px, py, pz)
+        out[k, 0] = base[k, 0] + rx
+        out[k, 1] = base[k, 1] + ry
+        out[k, 2] = base[k, 2] + rz
+        # composed rotation: base · keyframe
+        cw = bw * qw - bx * qx - by * qy - bz * qz
+        cx = bw * qx + bx * qw + by * qz - bz * qy
+        cy = bw * qy - bx * qz + by * qw + bz * qx
+        cz = bw * qz + bx * qy - by * qx + bz * qw
+        out[k, 3], out[k, 4], out[k, 5] = _ypr(cw, cx, cy, cz)
+
+
+def _frame(pose: Sequence[float]) -> list[float]:
+    x, y, z, yaw, pitch, roll = (float(v) for v in pose)
+    return [x, y, z, *_quat(yaw, pitch, roll)]
+
+
+class KeyframeTracks:
+    """The keyframe tracks of some objects, evaluated together.
+
+    Args:
+        tracks: per object, its initial pose (x, y, z, yaw, pitch, roll) and its keyframes as (t, pose) pairs (the
+            :class:`mvsim_core.objects.simulable.Keyframe` list); every list has at least one keyframe.
+
+    Attributes:
+        period: (N,) each track's period, its last keyframe time (s).
+    """
+
+    def __init__(self, tracks: Sequence[tuple[Sequence[float], Sequence]]) -> None:
+        counts = [len(kf) for _, kf in tracks]
+        self.start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        self.times = np.array([f.t for _, kf in tracks for f in kf], dtype=np.float64)
+        self.frames = np.array([_frame(f.pose) for _, kf in tracks for f in kf], dtype=np.float64).reshape(-1, 7)
+        self.base = np.array([_frame(p) for p, _ in tracks], dtype=np.float64).reshape(-1, 7)
+        self.period = self.times[self.start[1:] - 1] if len(tracks) else np.zeros(0)
+        self._out = np.zeros((len(tracks), 6))
+
+    def __len__(self) -> int:
+        return len(self.base)
+
+    def poses(self, t: float) -> np.ndarray:
+        """(N, 6) world poses at time ``t`` (s): x, y, z (m), yaw, pitch, roll (rad). The array is reused by the
+        next call."""
+        track_poses(float(t), self.start, self.times, self.frames, self.base, self._out)
+        return self._out
+
+    def wraps(self, t0: float, t1: float) -> np.ndarray:
+        """(N,) whether a track starts its period again within (t0, t1] (s): its pose jumps there."""
+        p = self.period
+        safe = np.where(p > 0, p, 1.0)
+        return (p > 0) & (np.floor(t1 / safe + 1e-12) > np.floor(t0 / safe + 1e-12))
