@@ -11,6 +11,7 @@ What is built (:class:`Bodies`):
   restitution 0.01) plus one ``diameter x width`` box per wheel at (x, y), turned by the wheel yaw, density
   ``wheel mass / (diameter * width)`` (friction 0.5, restitution 0.05). Box2D mass = chassis + wheels; damping from
   the chassis.
+* actors: a kinematic circle of ``collision_radius`` each, moved along its walk (:mod:`mvsim_core.objects.actor`);
 * blocks: dynamic (density ``mass / area``), static (static body), animated (a kinematic body, moved by its
   keyframes: :meth:`mvsim_core.dynamics.physics.Physics.animate`) or intangible (no body); fixture friction =
   ``lateral_friction``, restitution and damping from the block. Ground friction of dynamic blocks: two
@@ -75,6 +76,7 @@ from mvsim_core.dynamics.grid_obstacles import GridObstacles
 from mvsim_core.errors import MvsimError
 
 if TYPE_CHECKING:
+    from mvsim_core.objects.actor import Actor
     from mvsim_core.objects.block import Block
     from mvsim_core.objects.joint import Joint
     from mvsim_core.objects.vehicles.base import Vehicle
@@ -85,6 +87,8 @@ log = logging.getLogger("mvsim_core.dynamics")
 
 CHASSIS_FRICTION, CHASSIS_RESTITUTION = 0.0, 0.01
 PLANE_FRICTION, PLANE_RESTITUTION = 0.2, 0.01
+ACTOR_FRICTION = 0.5
+"""Friction of an actor's circle against what it touches (a person's clothes on a robot's bumper)."""
 WHEEL_YAW_TOLERANCE = 1e-3
 """rad: :meth:`Bodies.set_wheel_yaws` rebuilds a wheel box only when its yaw moved more than this."""
 
@@ -181,6 +185,9 @@ class Bodies:
         for b in world.blocks.values():
             if not b.is_intangible:
                 self._build_block(b)
+        self.actor_bodies: dict[str, Any] = {}
+        for a in world.actors.values():
+            self._build_actor(a)
         for el in world.elements:
             if isinstance(el, VerticalPlane):
                 for piece in el.collision_pieces():
@@ -275,6 +282,16 @@ class Bodies:
                                        maxForce=max_force, maxTorque=0.0, collideConnected=False))
             self.friction_joints[b.name] = fjs
         self._set_initial_velocity(body, b.sim.init_vel, yaw)
+
+    def _build_actor(self, a: Actor) -> None:
+        """A kinematic circle of the actor's collision radius, at its start pose (its walk moves it:
+        :meth:`mvsim_core.dynamics.physics.Physics.animate`)."""
+        x, y, _, yaw, _, _ = a.start_pose
+        body = self.b2world.CreateKinematicBody(position=(float(x), float(y)), angle=float(yaw))
+        body.userData = a.name
+        body.CreateCircleFixture(radius=a.radius, density=0.0, friction=ACTOR_FRICTION, restitution=0.0)
+        self.max_radius[a.name] = a.radius
+        self.actor_bodies[a.name] = body
 
     def _set_initial_velocity(self, body: Any, init_vel: Sequence[float], yaw: float) -> None:
         vx, vy, w = (float(t) for t in init_vel)

@@ -1,6 +1,7 @@
 """Keyframe animation (``<animation type="keyframes">``, reference §1.13): where an animated object is at time t.
 
-An object's pose at time t is its initial pose composed with its keyframe track at u = fmod(t, t_last): the
+An object's pose at time t is its initial pose composed with its keyframe track at u = fmod(t, t_last) (a track
+may also repeat only its part after some time, or hold its last pose: actors' walks, :func:`_track_time`): the
 keyframe pose relative to the initial pose's frame (x, y, z in m, and a rotation), interpolated between the two
 keyframes around u, linearly in position and by spherical linear interpolation (slerp) in rotation. Before the first
 keyframe's time the object holds the first keyframe; a track whose last time is 0 holds its only pose.
@@ -52,8 +53,21 @@ def _rotate(w: float, x: float, y: float, z: float, vx: float, vy: float, vz: fl
 
 
 @njit(cache=True)
+def _track_time(t: float, t_last: float, loop_from: float) -> float:
+    """Where in its track a track is at time t (s): t until its last keyframe time, then periodic over
+    [loop_from, t_last] (fmod(t, t_last) when loop_from = 0), or held at t_last when loop_from >= t_last."""
+    if t < t_last:
+        return t
+    period = t_last - loop_from
+    if period <= 0.0:
+        return t_last if t_last > 0.0 else 0.0
+    d = t - loop_from
+    return loop_from + d - period * math.floor(d / period)
+
+
+@njit(cache=True)
 def track_poses(t: float, start: np.ndarray, times: np.ndarray, frames: np.ndarray, base: np.ndarray,
-                out: np.ndarray) -> None:
+                loop_from: np.ndarray, out: np.ndarray) -> None:
     """World pose (x, y, z, yaw, pitch, roll; m, rad) of every track at time ``t`` (s), into ``out`` (N, 6).
 
     Args:
@@ -61,11 +75,11 @@ def track_poses(t: float, start: np.ndarray, times: np.ndarray, frames: np.ndarr
         times: (K,) keyframe times (s), increasing within a track.
         frames: (K, 7) keyframe poses relative to the track's base: x, y, z (m), unit quaternion w, x, y, z.
         base: (N, 7) each track's initial pose, as frames.
+        loop_from: (N,) where each track's periodic part starts (s; 0 for animations, see :func:`_track_time`).
     """
     for k in range(start.shape[0] - 1):
         a, b = start[k], start[k + 1]
-        t_last = times[b - 1]
-        u = t - t_last * math.floor(t / t_last) if t_last > 0.0 else 0.0  # fmod for t >= 0
+        u = _track_time(t, times[b - 1], loop_from[k])
         j = a
         while j + 1 < b and times[j + 1] <= u:
             j += 1
@@ -119,18 +133,23 @@ class KeyframeTracks:
     Args:
         tracks: per object, its initial pose (x, y, z, yaw, pitch, roll) and its keyframes as (t, pose) pairs (the
             :class:`mvsim_core.objects.simulable.Keyframe` list); every list has at least one keyframe.
+        loop_from: per track, where its periodic part starts (s): 0 (the default) repeats the whole track, as
+            animations do; a time at or after the last keyframe holds the last pose for ever.
 
     Attributes:
-        period: (N,) each track's period, its last keyframe time (s).
+        period: (N,) each track's period (s): its last keyframe time minus ``loop_from`` (0: it never repeats).
     """
 
-    def __init__(self, tracks: Sequence[tuple[Sequence[float], Sequence]]) -> None:
+    def __init__(self, tracks: Sequence[tuple[Sequence[float], Sequence]],
+                 loop_from: Sequence[float] | None = None) -> None:
         counts = [len(kf) for _, kf in tracks]
         self.start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         self.times = np.array([f.t for _, kf in tracks for f in kf], dtype=np.float64)
         self.frames = np.array([_frame(f.pose) for _, kf in tracks for f in kf], dtype=np.float64).reshape(-1, 7)
         self.base = np.array([_frame(p) for p, _ in tracks], dtype=np.float64).reshape(-1, 7)
-        self.period = self.times[self.start[1:] - 1] if len(tracks) else np.zeros(0)
+        last = self.times[self.start[1:] - 1] if len(tracks) else np.zeros(0)
+        self.loop_from = np.zeros(len(tracks)) if loop_from is None else np.array(loop_from, dtype=np.float64)
+        self.period = np.maximum(last - self.loop_from, 0.0)
         self._out = np.zeros((len(tracks), 6))
 
     def __len__(self) -> int:
@@ -139,11 +158,14 @@ class KeyframeTracks:
     def poses(self, t: float) -> np.ndarray:
         """(N, 6) world poses at time ``t`` (s): x, y, z (m), yaw, pitch, roll (rad). The array is reused by the
         next call."""
-        track_poses(float(t), self.start, self.times, self.frames, self.base, self._out)
+        track_poses(float(t), self.start, self.times, self.frames, self.base, self.loop_from, self._out)
         return self._out
 
     def wraps(self, t0: float, t1: float) -> np.ndarray:
         """(N,) whether a track starts its period again within (t0, t1] (s): its pose jumps there."""
         p = self.period
         safe = np.where(p > 0, p, 1.0)
-        return (p > 0) & (np.floor(t1 / safe + 1e-12) > np.floor(t0 / safe + 1e-12))
+        lo = self.loop_from
+        n0 = np.floor((t0 - lo) / safe + 1e-12)
+        n1 = np.floor((t1 - lo) / safe + 1e-12)
+        return (p > 0) & (t1 - lo > safe - 1e-12) & (n1 > n0)

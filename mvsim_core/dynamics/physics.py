@@ -2,7 +2,8 @@
 
 :meth:`World.step <mvsim_core.world.World.step>` calls the stages in upstream MVSim's order (reference §2.1):
 
-0. :meth:`Physics.animate`: blocks with keyframes are put where their animation says (pre-step, §1.13);
+0. :meth:`Physics.animate`: blocks with keyframes and walking actors are put where their tracks say (pre-step,
+   §1.13, §1.15);
 1. :meth:`Physics.fit_terrain`: each vehicle's z, pitch and roll from the ground under its wheels, the gravity
    component along the slope on each wheel (skipped when the whole ground is one level), and the walls that terrain
    steps and occupied grid cells put around each vehicle;
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -136,20 +137,36 @@ class Physics:
                 b.sim.pose = (x, y, initial_z(self.terrain, x, y, z, b.zmax), yaw, pitch, roll)
 
     def _start_animations(self) -> None:
-        """The blocks with keyframes (and a body): their tracks, based on their initial poses (after the elevation
-        adjust), and each put where its keyframes say now."""
+        """The objects whose pose is forced every step: blocks with keyframes (and a body), their tracks based on
+        their initial poses (after the elevation adjust), then actors with a path and their walks; each put where
+        its track says now."""
         from mvsim_core.dynamics.keyframes import KeyframeTracks
 
-        blocks = self.world.blocks
-        self.animated = [name for name, b in blocks.items() if b.is_animated and name in self.bodies.block_bodies]
-        self.tracks = KeyframeTracks([(blocks[n].sim.pose, blocks[n].sim.keyframes) for n in self.animated])
+        blocks, actors = self.world.blocks, self.world.actors
+        names = [name for name, b in blocks.items() if b.is_animated and name in self.bodies.block_bodies]
+        objs: list[Any] = [blocks[n] for n in names]
+        self._anim_bodies = [self.bodies.block_bodies[n] for n in names]
+        tracks = [(b.sim.pose, b.sim.keyframes) for b in objs]
+        loop_from = [0.0] * len(tracks)
+        for name, a in actors.items():
+            if not a.path:  # it stands where it is put
+                continue
+            frames, start = a.walk()
+            names.append(name)
+            objs.append(a)
+            self._anim_bodies.append(self.bodies.actor_bodies[name])
+            tracks.append(((0.0, 0.0, 0.0, 0.0, 0.0, 0.0), frames))
+            loop_from.append(start)
+        self.animated = names
+        self._anim_objs = objs
+        self.tracks = KeyframeTracks(tracks, loop_from)
         self._anim_next: np.ndarray | None = None  # poses at the end of the step under way (set by animate)
         if self.animated:
             poses = self.tracks.poses(self.world.time)  # 0, or the time of a rebuild (spawn, remove)
-            for k, name in enumerate(self.animated):
+            for k, obj in enumerate(objs):
                 x, y, z, yaw, pitch, roll = (float(v) for v in poses[k])
-                self.bodies.block_bodies[name].transform = ((x, y), yaw)
-                blocks[name].state_pose = (x, y, z, yaw, pitch, roll)
+                self._anim_bodies[k].transform = ((x, y), yaw)
+                obj.state_pose = (x, y, z, yaw, pitch, roll)
 
     def _settle_on_terrain(self) -> None:
         """Start every (adjustable) vehicle with the attitude of its wheel contacts: the fit starts half a chassis
@@ -172,8 +189,10 @@ class Physics:
                 float(self.roll[k]))
 
     def teleport(self, name: str, x: float, y: float, yaw: float) -> None:
-        """Move a vehicle or block body to (x, y, yaw) (world frame, m / rad); odometry sees no jump."""
-        body = self.bodies.vehicle_bodies.get(name) or self.bodies.block_bodies.get(name)
+        """Move a vehicle, block or actor body to (x, y, yaw) (world frame, m / rad); odometry sees no jump. An
+        animated block or a walking actor is back on its track at the next step."""
+        body = (self.bodies.vehicle_bodies.get(name) or self.bodies.block_bodies.get(name)
+                or self.bodies.actor_bodies.get(name))
         if body is not None:
             body.transform = ((x, y), yaw)
         if name in self.world.vehicles:
@@ -270,18 +289,16 @@ class Physics:
 
     # ------------------------------------------------------------------ the stages of a step
     def animate(self, t: float, dt: float) -> None:
-        """Stage 0: every animated block is put at its keyframe pose for time ``t`` (s) and given the velocity that
-        takes its kinematic body to the pose for t + dt over the step, so that it pushes what it meets. In a step
-        where a track starts its period again, the block jumps there instead (no velocity)."""
+        """Stage 0: every animated block and every actor is put at its track's pose for time ``t`` (s) and given
+        the velocity that takes its kinematic body to the pose for t + dt over the step, so that it pushes what it
+        meets. In a step where a track starts its period again, the object jumps there instead (no velocity)."""
         if not self.animated:
             return
         tr = self.tracks
         p0 = tr.poses(t).copy()
         p1 = tr.poses(t + dt)
         jump = tr.wraps(t, t + dt)
-        bodies = self.bodies.block_bodies
-        for k, name in enumerate(self.animated):
-            body = bodies[name]
+        for k, body in enumerate(self._anim_bodies):
             if jump[k]:
                 body.transform = ((float(p1[k, 0]), float(p1[k, 1])), float(p1[k, 3]))
                 body.linearVelocity = (0.0, 0.0)
@@ -394,9 +411,9 @@ class Physics:
             blk.state_pose = (x, y, z, a, pitch, roll)
         if self._anim_next is not None:
             # where the keyframes say, exactly (Box2D keeps float32); z, pitch and roll from the keyframes too
-            for k, name in enumerate(self.animated):
+            for k, obj in enumerate(self._anim_objs):
                 x, y, z, yaw, pitch, roll = (float(v) for v in self._anim_next[k])
-                self.world.blocks[name].state_pose = (x, y, z, yaw, pitch, roll)
+                obj.state_pose = (x, y, z, yaw, pitch, roll)
             self._anim_next = None
         if blown:
             self.bodies.heal_static()

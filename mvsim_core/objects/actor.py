@@ -1,4 +1,12 @@
-"""Human actors (``<actor:class>`` / ``<actor>``): kinematic walkers following waypoints (reference §1.15)."""
+"""Human actors (``<actor:class>`` / ``<actor>``): kinematic walkers following waypoints (reference §1.15).
+
+An actor walks from its initial pose (``<init_pose>``, else its first waypoint) to each ``<waypoint>`` in turn, in
+a straight line at ``walking_speed`` (``running_speed`` towards a waypoint with ``animation="run"``), facing where
+it goes (it turns within the first 0.3 s of a leg), and waits ``pause`` s at each. With ``<path loop="true">`` (the
+default) it then walks back to the first waypoint and goes round again; otherwise it stays at the last one.
+:meth:`Actor.walk` gives that as a keyframe track, which the physics plays on a kinematic circular body of radius
+``collision_radius`` (:mod:`mvsim_core.dynamics.keyframes`).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +14,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from mvsim_core.objects.simulable import SIMULABLE_TAGS, SimulableSpec, parse_simulable
+import numpy as np
+
+from mvsim_core.objects.simulable import SIMULABLE_TAGS, Keyframe, SimulableSpec, parse_simulable
 from mvsim_core.objects.visual import Visual, parse_visuals
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.node import XmlNode
@@ -25,6 +35,10 @@ ACTOR_PARAMS: tuple[Param, ...] = (
 KNOWN_TAGS = table_names(ACTOR_PARAMS) | SIMULABLE_TAGS | {"path", "visual"}
 _WP = Param("waypoint", Kind.FLOATS, ())
 _PAUSE = Param("pause", Kind.FLOAT, 0.0, "s", min=0.0)
+TURN_TIME = 0.3
+"""s: an actor turns to its new heading within the first TURN_TIME of a leg (or half of it, if shorter)."""
+FOOTPRINT_SIDES = 16
+"""Sides of the polygon that stands for an actor's collision circle in the sensors' scenes."""
 
 
 @dataclass
@@ -45,12 +59,82 @@ class Actor:
     visuals: list[Visual] = field(default_factory=list)
     node: XmlNode | None = None
     state_pose: tuple[float, float, float, float, float, float] | None = None
+    has_init_pose: bool = False
 
     @property
     def pose(self) -> tuple[float, float, float, float, float, float]:
-        """Current pose (x, y, z, yaw, pitch, roll), world frame, m / rad: where it was put last
-        (:meth:`World.set_pose <mvsim_core.world.World.set_pose>`), else its initial pose."""
+        """Current pose (x, y, z, yaw, pitch, roll), world frame, m / rad: where its walk has taken it (or where
+        it was put last, :meth:`World.set_pose <mvsim_core.world.World.set_pose>`), else its initial pose."""
         return self.state_pose if self.state_pose is not None else self.sim.pose
+
+    @property
+    def start_pose(self) -> tuple[float, float, float, float, float, float]:
+        """Where it starts: its ``<init_pose>``, else its first waypoint, else the origin (world frame, m / rad)."""
+        if self.has_init_pose or not self.path:
+            return self.sim.pose
+        return self.path[0].pose
+
+    @property
+    def radius(self) -> float:
+        """Collision radius (m)."""
+        return float(self.params["collision_radius"])
+
+    @property
+    def footprint(self) -> np.ndarray:
+        """(FOOTPRINT_SIDES, 2) polygon around its collision circle, actor frame (m, counter-clockwise); with
+        :attr:`zmin` 0 and :attr:`zmax` its collision height, what sensors see of it."""
+        a = np.arange(FOOTPRINT_SIDES) * (2.0 * math.pi / FOOTPRINT_SIDES)
+        r = self.radius / math.cos(math.pi / FOOTPRINT_SIDES)  # the circle inscribed
+        return np.column_stack([r * np.cos(a), r * np.sin(a)])
+
+    @property
+    def zmin(self) -> float:
+        return 0.0
+
+    @property
+    def zmax(self) -> float:
+        return float(self.params["collision_height"])
+
+    def walk(self) -> tuple[list[Keyframe], float]:
+        """The walk as a keyframe track of world poses, and where its periodic part starts (s): the time it first
+        reaches its first waypoint when it loops, its last keyframe time when it stops at the end (see the module
+        docstring)."""
+        x, y, z, yaw, _, _ = self.start_pose
+        frames = [Keyframe(0.0, (x, y, z, yaw, 0.0, 0.0))]
+        if not self.path:
+            return frames, 0.0
+        t = 0.0
+        here = (x, y, z, yaw)
+        loop_from = None
+
+        def leg(to: Waypoint) -> None:
+            nonlocal t, here
+            hx, hy, hz, hyaw = here
+            tx, ty, tz = to.pose[0], to.pose[1], to.pose[2]
+            d = math.dist((hx, hy, hz), (tx, ty, tz))
+            speed = float(self.params["running_speed" if to.animation == "run" else "walking_speed"])
+            if d > 1e-9:
+                heading = math.atan2(ty - hy, tx - hx) if math.hypot(tx - hx, ty - hy) > 1e-9 else hyaw
+                dur = d / speed
+                turn = min(TURN_TIME, 0.5 * dur)
+                f = turn / dur
+                frames.append(Keyframe(t + turn, (hx + f * (tx - hx), hy + f * (ty - hy), hz + f * (tz - hz),
+                                                  heading, 0.0, 0.0)))
+                t += dur
+                frames.append(Keyframe(t, (tx, ty, tz, heading, 0.0, 0.0)))
+                here = (tx, ty, tz, heading)
+            if to.pause > 0.0:
+                t += to.pause
+                frames.append(Keyframe(t, (*here[:3], here[3], 0.0, 0.0)))
+
+        for i, wp in enumerate(self.path):
+            leg(wp)
+            if i == 0:
+                loop_from = t
+        if self.loop and len(self.path) > 1:
+            leg(self.path[0])
+            return frames, float(loop_from if loop_from is not None else 0.0)
+        return frames, t
 
 
 def build_actor(nodes: Sequence[XmlNode], ctx: ParseContext, *, name: str, class_name: str = "") -> Actor:
@@ -79,4 +163,5 @@ def build_actor(nodes: Sequence[XmlNode], ctx: ParseContext, *, name: str, class
             path.append(Waypoint(pose, pause, ctx.attr(w, "animation", "walk") or "walk"))
         break
     visuals = [v for n in nodes for v in parse_visuals(n, ctx)]
-    return Actor(name, class_name, params, sim, path, loop, visuals, nodes[0])
+    has_init = any(n.child("init_pose") is not None or n.child("init_pose3d") is not None for n in nodes)
+    return Actor(name, class_name, params, sim, path, loop, visuals, nodes[0], has_init_pose=has_init)

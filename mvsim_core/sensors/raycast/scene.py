@@ -9,10 +9,11 @@ What is in the scene (the solids of upstream's 2D lidar: occupancy grids + Box2D
   window. If a static block is
   teleported (``World.set_pose``), the static set is rebuilt at the next cast;
 * moving bodies, placed from the physics state at every cast: each vehicle (chassis outline + one box per wheel, with
-  the wheel's current steering yaw) and each dynamic block, :class:`~.segments.MovingSegments`.
+  the wheel's current steering yaw), each dynamic or animated block, and each actor (a 16-gon around its collision
+  circle, 0 .. collision_height above its pose), :class:`~.segments.MovingSegments`.
 
-Not in the scene: intangible blocks (no body), actors, horizontal planes and elevation maps (a horizontal ray never
-meets them in 2D), the grid-obstacle fixtures the physics places near moving bodies (the grid itself is cast).
+Not in the scene: intangible blocks (no body), horizontal planes and elevation maps (a horizontal ray never meets
+them in 2D), the grid-obstacle fixtures the physics places near moving bodies (the grid itself is cast).
 
 Heights (m, world): blocks span pose z + [zmin, zmax]; a vehicle's chassis spans its z + [chassis zmin, zmax] and each
 wheel its z + [0, diameter]; vertical planes [z, z + height]. They matter only to rays cast with ``raytrace_3d``.
@@ -60,7 +61,8 @@ class RaycastScene:
     Attributes:
         grids: one :class:`GridCaster` per occupancy grid.
         static: the static segments. moving: the moving objects (vehicles first, in physics order, then dynamic
-            blocks). n_vehicles: number of vehicles (object k < n_vehicles is vehicle k of the physics arrays).
+            and animated blocks, then actors). n_vehicles: number of vehicles (object k < n_vehicles is vehicle k
+            of the physics arrays).
     """
 
     def __init__(self, world: World, physics: Physics | None = None) -> None:
@@ -91,6 +93,9 @@ class RaycastScene:
                          boxes=boxes)
         for b in self._dynamic_blocks:
             m.add_object(np.asarray(b.footprint, dtype=np.float64), float(b.zmin), float(b.zmax), owner=NO_OWNER)
+        self._actors = list(world.actors.values())
+        for a in self._actors:
+            m.add_object(a.footprint, a.zmin, a.zmax, owner=NO_OWNER)
         m.finish()
         self.moving = m
         self._wheel_yaw0 = np.array([w.yaw for v in self._vehicles for w in v.wheels], dtype=np.float64)
@@ -142,7 +147,7 @@ class RaycastScene:
             z[:nv] = ph.z
             wheel_yaw: Any = ph.wheels.yaw
             if self._dynamic_blocks:
-                pose[nv:] = ph.bodies.read_states(ph.dynamic_blocks)[:, :3]
+                pose[nv:nv + len(self._dynamic_blocks)] = ph.bodies.read_states(ph.dynamic_blocks)[:, :3]
         else:
             for k, v in enumerate(self._vehicles):
                 x, y, zz, yaw, _, _ = v.pose
@@ -154,6 +159,11 @@ class RaycastScene:
                 pose[nv + j] = (x, y, yaw)
         for j, b in enumerate(self._dynamic_blocks):
             z[nv + j] = b.pose[2]
+        na = nv + len(self._dynamic_blocks)
+        for j, a in enumerate(self._actors):
+            x, y, zz, yaw, _, _ = a.pose
+            pose[na + j] = (x, y, yaw)
+            z[na + j] = zz
         m.place(pose, z, wheel_yaw)
 
     # ------------------------------------------------------------------ casting
