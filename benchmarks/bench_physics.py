@@ -106,6 +106,7 @@ def many_robots_and_movers():
                 '<shape><pt>-0.2 -0.2</pt><pt>0.2 -0.2</pt><pt>0.2 0.2</pt><pt>-0.2 0.2</pt></shape>'
                 '<animation type="keyframes"><time_pose>0 0 0 0</time_pose><time_pose>2 1 0 90</time_pose>'
                 '<time_pose>4 0 0 0</time_pose></animation></block>')
+    w.start().sensor_scheduler.enabled = False  # physics only, as in (ii) (spawning rebuilt the scheduler)
     return w, None
 
 

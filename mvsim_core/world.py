@@ -573,6 +573,8 @@ class World:
             obj.detach_physics()
             if obj.logger is not None:
                 obj.logger.stop()
+        else:  # a block or actor stops following its track (animation, walk)
+            obj.detach_track()
         origin = self._origin
         if origin is None or not any(obj is t.get(obj.name) for t in (origin.vehicles, origin.blocks,
                                                                       origin.actors)):

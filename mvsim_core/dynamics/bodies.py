@@ -111,6 +111,7 @@ class _RawBatch:
     bodies: list[Any]  # Box2D bodies, in name order
     dynamic: np.ndarray  # bool (n,)
     base: np.ndarray  # int64 (n,): float32 index of each struct in the address-space view
+    kinematic: np.ndarray  # bool (n,)
     read_idx: np.ndarray  # int64 (n, 10): float32 indices of each struct's READ_COLS
     flag_idx: np.ndarray  # int64 (n,): int32 index of the word holding m_flags (low half, little-endian)
 
@@ -252,8 +253,10 @@ class Bodies:
         x, y, _, yaw, _, _ = b.sim.pose
         prm = b.params
         fp = np.asarray(b.footprint, dtype=np.float64).reshape(-1, 2)
-        if b.is_animated:  # moved by its keyframes (Physics.animate), pushing what it meets
-            body = self.b2world.CreateKinematicBody(position=(float(x), float(y)), angle=float(yaw))
+        if b.is_animated:  # moved by its keyframes (Physics.animate), pushing what it meets; never asleep, so that
+            # its velocity can be written straight into Box2D's memory
+            body = self.b2world.CreateKinematicBody(position=(float(x), float(y)), angle=float(yaw),
+                                                    allowSleep=False)
             mass = None
         elif b.is_static:
             body = self.b2world.CreateStaticBody(position=(float(x), float(y)), angle=float(yaw))
@@ -287,7 +290,7 @@ class Bodies:
         """A kinematic circle of the actor's collision radius, at its start pose (its walk moves it:
         :meth:`mvsim_core.dynamics.physics.Physics.animate`)."""
         x, y, _, yaw, _, _ = a.start_pose
-        body = self.b2world.CreateKinematicBody(position=(float(x), float(y)), angle=float(yaw))
+        body = self.b2world.CreateKinematicBody(position=(float(x), float(y)), angle=float(yaw), allowSleep=False)
         body.userData = a.name
         body.CreateCircleFixture(radius=a.radius, density=0.0, friction=ACTOR_FRICTION, restitution=0.0)
         self.max_radius[a.name] = a.radius
@@ -353,7 +356,9 @@ class Bodies:
         if body is None:
             body = self.block_bodies.get(name)
         if body is None:
-            known = [*self.vehicle_bodies, *self.block_bodies]
+            body = self.actor_bodies.get(name)
+        if body is None:
+            known = [*self.vehicle_bodies, *self.block_bodies, *self.actor_bodies]
             raise MvsimError(f"no Box2D body named '{name}'; bodies: {', '.join(known) or 'none'}")
         return body
 
@@ -375,7 +380,9 @@ class Bodies:
             return b
         bodies, dynamic = self._batch_bodies(key)
         base = (np.array([body_address(bd) for bd in bodies], dtype=np.int64) - MEM_LO) // 4
+        kinematic = np.array([bd.type == Box2D.b2_kinematicBody for bd in bodies], dtype=bool)
         return _remember(self._raw_batches, _RawBatch(names=key, bodies=bodies, dynamic=dynamic, base=base,
+                                                      kinematic=kinematic,
                                                       read_idx=base[:, None] + READ_COLS[None, :],
                                                       flag_idx=base + 1))
 
@@ -448,7 +455,7 @@ class Bodies:
             s, c, lx, ly = sc.T
             dx, dy = c * lx - s * ly, s * lx + c * ly
             cvx, cvy = vx - w * dy, vy + w * dx
-            direct = self._direct_mask(rb)
+            direct = self._direct_mask(rb) | (rb.kinematic & self._awake(rb))
             base = rb.base[direct]
             self._f32[base + OFF_V] = cvx[direct]
             self._f32[base + OFF_V + 1] = cvy[direct]
@@ -469,8 +476,10 @@ class Bodies:
 
     def _direct_mask(self, b: _RawBatch) -> np.ndarray:
         """Bodies whose struct may be written directly: dynamic and awake."""
-        awake = (self._i32[b.flag_idx] & AWAKE_FLAG) != 0
-        return awake & b.dynamic
+        return self._awake(b) & b.dynamic
+
+    def _awake(self, b: _RawBatch) -> np.ndarray:
+        return (self._i32[b.flag_idx] & AWAKE_FLAG) != 0
 
     def _set_velocity_api(self, body: Any, vx: float, vy: float, w: float) -> None:
         lx, ly = body.localCenter.tuple

@@ -159,14 +159,15 @@ class Physics:
             loop_from.append(start)
         self.animated = names
         self._anim_objs = objs
+        moved = set(names)
+        self._loose_blocks = [n for n in self.dynamic_blocks if n not in moved]  # pushed around, not driven
         self.tracks = KeyframeTracks(tracks, loop_from)
         self._anim_next: np.ndarray | None = None  # poses at the end of the step under way (set by animate)
-        if self.animated:
-            poses = self.tracks.poses(self.world.time)  # 0, or the time of a rebuild (spawn, remove)
-            for k, obj in enumerate(objs):
-                x, y, z, yaw, pitch, roll = (float(v) for v in poses[k])
-                self._anim_bodies[k].transform = ((x, y), yaw)
-                obj.state_pose = (x, y, z, yaw, pitch, roll)
+        self.anim_poses = self.tracks.poses(self.world.time).copy()  # now: 0, or the time of a rebuild
+        for k, obj in enumerate(objs):
+            x, y, _, yaw, _, _ = (float(v) for v in self.anim_poses[k])
+            self._anim_bodies[k].transform = ((x, y), yaw)
+            obj.attach_track(self, k)
 
     def _settle_on_terrain(self) -> None:
         """Start every (adjustable) vehicle with the attitude of its wheel contacts: the fit starts half a chassis
@@ -289,24 +290,26 @@ class Physics:
 
     # ------------------------------------------------------------------ the stages of a step
     def animate(self, t: float, dt: float) -> None:
-        """Stage 0: every animated block and every actor is put at its track's pose for time ``t`` (s) and given
-        the velocity that takes its kinematic body to the pose for t + dt over the step, so that it pushes what it
-        meets. In a step where a track starts its period again, the object jumps there instead (no velocity)."""
+        """Stage 0: every animated block and every actor is given the velocity that takes its kinematic body from
+        where it is to its track's pose for t + dt (s) over the step, so that it pushes what it meets, all in a few
+        array operations (the bodies never sleep: their velocities are written straight into Box2D's memory). In
+        a step where a track starts its period again, the object jumps there instead (no velocity)."""
         if not self.animated:
             return
         tr = self.tracks
-        p0 = tr.poses(t).copy()
         p1 = tr.poses(t + dt)
+        st = self.bodies.read_states(self.animated)
+        vx = (p1[:, 0] - st[:, 0]) / dt
+        vy = (p1[:, 1] - st[:, 1]) / dt
+        w = ((p1[:, 3] - st[:, 2] + math.pi) % (2.0 * math.pi) - math.pi) / dt
         jump = tr.wraps(t, t + dt)
-        for k, body in enumerate(self._anim_bodies):
-            if jump[k]:
-                body.transform = ((float(p1[k, 0]), float(p1[k, 1])), float(p1[k, 3]))
-                body.linearVelocity = (0.0, 0.0)
-                body.angularVelocity = 0.0
-                continue
-            body.transform = ((float(p0[k, 0]), float(p0[k, 1])), float(p0[k, 3]))
-            body.linearVelocity = (float(p1[k, 0] - p0[k, 0]) / dt, float(p1[k, 1] - p0[k, 1]) / dt)
-            body.angularVelocity = ((float(p1[k, 3] - p0[k, 3]) + math.pi) % (2.0 * math.pi) - math.pi) / dt
+        if jump.any():
+            for k in np.flatnonzero(jump).tolist():
+                self._anim_bodies[k].transform = ((float(p1[k, 0]), float(p1[k, 1])), float(p1[k, 3]))
+            vx[jump] = 0.0
+            vy[jump] = 0.0
+            w[jump] = 0.0
+        self.bodies.set_velocities(self.animated, vx, vy, w)
         self._anim_next = p1.copy()
 
     def fit_terrain(self) -> None:
@@ -399,7 +402,7 @@ class Physics:
         if post_update(self.state, self.twist, self.odo_prev, self.odometry, self.odo_mult, w.omega, w.phi,
                        w.vehicle, dt, RUNAWAY_SPEED, self.faulty):
             blown = self._vehicle_blowups()
-        for name in self.dynamic_blocks:
+        for name in self._loose_blocks:
             b = self.bodies.block_bodies[name]
             blk = self.world.blocks[name]
             p = b.position
@@ -410,10 +413,8 @@ class Physics:
             _, _, z, _, pitch, roll = blk.pose
             blk.state_pose = (x, y, z, a, pitch, roll)
         if self._anim_next is not None:
-            # where the keyframes say, exactly (Box2D keeps float32); z, pitch and roll from the keyframes too
-            for k, obj in enumerate(self._anim_objs):
-                x, y, z, yaw, pitch, roll = (float(v) for v in self._anim_next[k])
-                obj.state_pose = (x, y, z, yaw, pitch, roll)
+            # where the tracks say, exactly (Box2D keeps float32); the objects read their poses from here
+            self.anim_poses[:] = self._anim_next
             self._anim_next = None
         if blown:
             self.bodies.heal_static()

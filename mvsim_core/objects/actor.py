@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -60,11 +61,25 @@ class Actor:
     node: XmlNode | None = None
     state_pose: tuple[float, float, float, float, float, float] | None = None
     has_init_pose: bool = False
+    _track: tuple[Any, int] | None = field(default=None, repr=False, compare=False)
+
+    def attach_track(self, physics: Any, k: int) -> None:
+        """Read the pose from row ``k`` of ``physics.anim_poses`` from now on (the physics drives it along its
+        track: :meth:`mvsim_core.dynamics.physics.Physics.animate`)."""
+        self._track = (physics, k)
+
+    def detach_track(self) -> None:
+        """Stop following a track (the object left the world, or the physics was rebuilt without it)."""
+        self._track = None
 
     @property
     def pose(self) -> tuple[float, float, float, float, float, float]:
         """Current pose (x, y, z, yaw, pitch, roll), world frame, m / rad: where its walk has taken it (or where
         it was put last, :meth:`World.set_pose <mvsim_core.world.World.set_pose>`), else its initial pose."""
+        if self._track is not None:
+            physics, k = self._track
+            x, y, z, yaw, pitch, roll = (float(v) for v in physics.anim_poses[k])
+            return (x, y, z, yaw, pitch, roll)
         return self.state_pose if self.state_pose is not None else self.sim.pose
 
     @property
