@@ -71,7 +71,7 @@ from mvsim_core.dynamics.box2d_raw import (
     read_raw_states,
 )
 from mvsim_core.dynamics.collision_flags import collision_flags_api, collision_flags_raw, raw_contacts_ok
-from mvsim_core.dynamics.fixtures import add_polygon, body_radius, wheel_fixture
+from mvsim_core.dynamics.fixtures import NOT_VEHICLES, VEHICLE_CATEGORY, add_polygon, body_radius, wheel_fixture
 from mvsim_core.dynamics.grid_obstacles import GridObstacles
 from mvsim_core.errors import MvsimError
 
@@ -239,7 +239,7 @@ class Bodies:
         body.userData = v.name
         fp = np.asarray(ch.footprint, dtype=np.float64).reshape(-1, 2)
         add_polygon(body, fp, mass=ch.mass, friction=CHASSIS_FRICTION, restitution=CHASSIS_RESTITUTION,
-                    user_data="chassis")
+                    user_data="chassis", category=VEHICLE_CATEGORY)
         wheels = list(v.wheels)
         yaws = np.array([w.yaw for w in wheels], dtype=np.float64)
         self._wheels[v.name] = wheels
@@ -268,7 +268,7 @@ class Bodies:
             mass = float(prm["mass"])
         body.userData = b.name
         add_polygon(body, fp, mass=mass, friction=float(prm["lateral_friction"]),
-                    restitution=float(prm["restitution"]))
+                    restitution=float(prm["restitution"]), mask=NOT_VEHICLES if b.is_drivable else 0xFFFF)
         max_r = body_radius(fp)
         self.max_radius[b.name] = max_r
         self.block_bodies[b.name] = body

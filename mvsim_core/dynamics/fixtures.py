@@ -25,10 +25,20 @@ log = logging.getLogger("mvsim_core.dynamics")
 
 WHEEL_FRICTION, WHEEL_RESTITUTION = 0.5, 0.05
 
+VEHICLE_CATEGORY = 0x0002
+"""Box2D collision category of every vehicle fixture (chassis and wheels); the other fixtures keep Box2D's default
+category 0x0001."""
+
+NOT_VEHICLES = 0xFFFF & ~VEHICLE_CATEGORY
+"""Collision mask of the fixtures vehicles pass through: drivable ramps and bumps (their top is the vehicles'
+ground, :mod:`mvsim_core.dynamics.terrain`), which other bodies still meet."""
+
 
 def add_polygon(body: Any, poly: np.ndarray, *, mass: float | None, friction: float, restitution: float,
-                user_data: str | None = None, rejected: list[str] | None = None) -> list[Any]:
-    """Fixtures for ``poly`` (body frame, m) on ``body``; ``mass`` (kg) spread over their area, None = static.
+                user_data: str | None = None, rejected: list[str] | None = None, category: int = 0x0001,
+                mask: int = 0xFFFF) -> list[Any]:
+    """Fixtures for ``poly`` (body frame, m) on ``body``; ``mass`` (kg) spread over their area, None = static;
+    ``category`` / ``mask``: Box2D collision filter bits (:data:`VEHICLE_CATEGORY`, :data:`NOT_VEHICLES`).
 
     A piece that Box2D refuses (a sliver of negligible area) is skipped; ``rejected``, when given, receives Box2D's
     reason for each (:mod:`.body_check` reads them at load)."""
@@ -39,7 +49,8 @@ def add_polygon(body: Any, poly: np.ndarray, *, mass: float | None, friction: fl
     for q in pieces:
         try:
             f = body.CreatePolygonFixture(vertices=[(float(a), float(b)) for a, b in q], density=density,
-                                          friction=float(friction), restitution=float(restitution))
+                                          friction=float(friction), restitution=float(restitution),
+                                          categoryBits=category, maskBits=mask)
         except AssertionError as e:  # Box2D rejects a sliver; its area is negligible
             log.debug("Box2D rejected a polygon piece %s", q.tolist())
             if rejected is not None:
@@ -55,7 +66,7 @@ def wheel_fixture(body: Any, w: Wheel, yaw: float) -> Any:
     ``mass / (diameter * width)``, on ``body``."""
     f = body.CreatePolygonFixture(box=(0.5 * w.diameter, 0.5 * w.width, (float(w.x), float(w.y)), yaw),
                                   density=float(w.mass) / (w.diameter * w.width), friction=WHEEL_FRICTION,
-                                  restitution=WHEEL_RESTITUTION)
+                                  restitution=WHEEL_RESTITUTION, categoryBits=VEHICLE_CATEGORY)
     f.userData = w.name
     return f
 

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mvsim_core.dynamics.chassis_supports import ChassisSupports
 from mvsim_core.dynamics.faults import Blowup
 from mvsim_core.dynamics.friction.base import P_CRR, P_MU
 from mvsim_core.dynamics.vehicle_kernels import post_update, vehicle_forces
@@ -75,7 +76,8 @@ class Physics:
         n = len(self.vehicles)
         self.bodies = Bodies(world)
         self.wheels = WheelArrays(self.vehicles, self.gravity)
-        self.terrain = Terrain(world.elements, [b for b in world.blocks.values() if not b.is_intangible])
+        self.terrain = Terrain(world.elements, [b for b in world.blocks.values()
+                                                if not b.is_intangible or b.is_drivable])
         self.flat_z = self.terrain.flat_z
         self.dynamic_blocks = [name for name, b in world.blocks.items()
                                if not b.is_static and not b.is_intangible and name in self.bodies.block_bodies]
@@ -86,6 +88,7 @@ class Physics:
         self.chassis_mass = np.array([v.chassis.mass for v in self.vehicles], dtype=float)
         self.wheel_count = np.diff(self.wheels.start).astype(float)
         self.wheel_xy = np.column_stack([self.wheels.x, self.wheels.y])
+        self.supports = ChassisSupports(self.vehicles, self.wheels)
         self._place_on_terrain()
         self._start_animations()
         self.z = np.array([v.pose[2] for v in self.vehicles], dtype=float)
@@ -179,6 +182,7 @@ class Physics:
         st, w = self.state, self.wheels
         z, pitch, roll = self.terrain.fit_vehicles(st[:, 0], st[:, 1], st[:, 2], self.z + lift, self.pitch,
                                                    self.roll, self.wheel_xy, 2.0 * w.radius, w.vehicle)
+        self.supports.fit(self.terrain, st, z, pitch, roll)
         self.z = np.where(adjust, z, self.z)
         self.pitch = np.where(adjust, pitch, self.pitch)
         self.roll = np.where(adjust, roll, self.roll)
@@ -321,9 +325,11 @@ class Physics:
             self.z[:] = self.flat_z
         elif w.n:
             st = self.state
-            self.z, self.pitch, self.roll = self.terrain.fit_vehicles(
+            z, pitch, roll = self.terrain.fit_vehicles(
                 st[:, 0], st[:, 1], st[:, 2], self.z, self.pitch, self.roll, self.wheel_xy, 2.0 * w.radius,
                 w.vehicle)
+            self.supports.fit(self.terrain, st, z, pitch, roll, self.pitch)
+            self.z, self.pitch, self.roll = z, pitch, roll
             # gravity direction in the vehicle frame: R^T·(0, 0, −1) = (sin p, −cos p·sin r, −cos p·cos r)
             load = (self.chassis_mass[w.vehicle] / self.wheel_count[w.vehicle] + w.mass) * self.gravity
             np.multiply(np.sin(self.pitch)[w.vehicle], load, out=w.slope_x)

@@ -38,8 +38,9 @@ This module does the same job with a few deliberate differences (:class:`Terrain
   touches them. Cells are reference-counted over vehicles (as the
   occupancy-grid obstacles of :mod:`mvsim_core.dynamics.grid_obstacles`): a square disappears when no vehicle's band
   holds it as a wall cell any more. The squares act on every body, as upstream's.
-* **What is ground here.** The terrain's elevation maps, horizontal planes and other ground elements, and blocks
-  without a Box2D body (intangible ones); blocks with a body already collide in Box2D and are left out.
+* **What is ground here.** The terrain's elevation maps, horizontal planes and other ground elements, blocks
+  without a Box2D body (intangible ones), and ramps and bumps (vehicles do not collide with their bodies: the high
+  end of a ramp is a wall through this rule); other blocks with a body already collide in Box2D and are left out.
 
 Cost: :meth:`TerrainObstacles.update` returns at once when that ground is one level (``flat_z``), and after one
 compiled check when no vehicle moved more than :data:`MOVE_TOLERANCE` (position, yaw, z, pitch and roll, measured at
@@ -297,7 +298,8 @@ class TerrainObstacles:
         # the ground: everything the terrain holds but the blocks that are Box2D bodies (those collide already)
         self.ground = copy.copy(terrain)
         blocks = list(getattr(terrain, "_blocks", []))
-        self._ground_blocks = [b for b in blocks if getattr(b, "name", None) not in bodies.block_bodies]
+        self._ground_blocks = [b for b in blocks if getattr(b, "name", None) not in bodies.block_bodies
+                               or getattr(b, "is_drivable", False)]
         self.ground.set_blocks(self._ground_blocks)
         self.flat = self.ground.flat_z is not None
         n = len(vehicles)

@@ -37,6 +37,9 @@ BLOCK_PARAMS: tuple[Param, ...] = (
     Param("linear_damping", Kind.FLOAT, 0.1, "1/s", min=0.0),
     Param("angular_damping", Kind.FLOAT, 0.1, "1/s", min=0.0),
 )
+DRIVABLE_GEOMETRIES = frozenset({"ramp", "semi_cylinder_bump"})
+"""``<geometry>`` types whose top vehicles drive on (upstream's documentation, reference §1.9)."""
+
 STRUCTURE_TAGS = frozenset({"shape", "geometry", "shape_from_visual", "visual"})
 KNOWN_TAGS = table_names(BLOCK_PARAMS) | STRUCTURE_TAGS | SIMULABLE_TAGS
 MAX_POLYGON_VERTICES = 12
@@ -184,6 +187,12 @@ class Block:
     @property
     def is_intangible(self) -> bool:
         return bool(self.params["intangible"])
+
+    @property
+    def is_drivable(self) -> bool:
+        """A ramp or a semi-cylinder bump: vehicles drive onto it (its top is their ground, tangible or not) and
+        never collide with its body; other bodies and every sensor still meet it as solid."""
+        return self.geometry is not None and self.geometry.type in DRIVABLE_GEOMETRIES
 
     def summary(self) -> str:
         kind = ("intangible" if self.is_intangible else "animated" if self.is_animated else "static" if self.is_static
