@@ -39,7 +39,18 @@ _PAUSE = Param("pause", Kind.FLOAT, 0.0, "s", min=0.0)
 TURN_TIME = 0.3
 """s: an actor turns to its new heading within the first TURN_TIME of a leg (or half of it, if shorter)."""
 FOOTPRINT_SIDES = 16
-"""Sides of the polygon that stands for an actor's collision circle in the sensors' scenes."""
+"""Sides of the polygon that stands for an actor's collision circle in the 2D lidar's scene."""
+STAND_IN_WIDTH = 0.5
+"""m: width (x and y) of the person-shaped stand-in of an actor whose size is not given (no collision dims)."""
+STAND_IN_HEIGHT = 1.8
+"""m: height of that stand-in."""
+STAND_IN_HEAD = (0.13, 0.36)
+"""Head of the stand-in: its height and width as fractions of the figure's height and width (0.234 m × 0.18 m for
+the 1.8 m × 0.5 m figure); the body below it is a cylinder of the full width."""
+STAND_IN_COLOR = (0xC0, 0x90, 0x70, 0xFF)
+"""RGBA (0..255) of the stand-in (drawn; its luma is the 3D lidar's intensity of any actor)."""
+STAND_IN_SIDES = 12
+"""Sides of the stand-in's polygons (a multiple of 4: the figure spans its full width along x and y)."""
 
 
 @dataclass
@@ -109,6 +120,28 @@ class Actor:
     @property
     def zmax(self) -> float:
         return float(self.params["collision_height"])
+
+    @property
+    def body_size(self) -> tuple[float, float]:
+        """(width, height) of the person-shaped figure that stands for the actor (m): 2 × ``collision_radius`` and
+        ``collision_height`` when either is written in its XML, else the stand-in's :data:`STAND_IN_WIDTH` ×
+        :data:`STAND_IN_HEIGHT`."""
+        where = self.params.where
+        if "collision_radius" in where or "collision_height" in where:
+            return 2.0 * self.radius, self.zmax
+        return STAND_IN_WIDTH, STAND_IN_HEIGHT
+
+    def figure(self) -> list[tuple[np.ndarray, float, float]]:
+        """The person-shaped figure (see :attr:`body_size`): a body cylinder of the full width from the ground to
+        the neck and a narrower head on top, as prisms ``(polygon (P, 2) counter-clockwise, z0, z1)`` in the actor
+        frame (m, x forward, z up from its pose). What cameras and the viewer draw when its visual model is missing
+        or cannot be loaded (an FBX, say), and what 3D lidars always see (they see solids, not meshes)."""
+        width, height = self.body_size
+        head_h, head_w = STAND_IN_HEAD[0] * height, STAND_IN_HEAD[1] * width
+        a = np.arange(STAND_IN_SIDES) * (2.0 * math.pi / STAND_IN_SIDES)
+        ring = np.column_stack([np.cos(a), np.sin(a)])
+        neck = height - head_h
+        return [(0.5 * width * ring, 0.0, neck), (0.5 * head_w * ring, neck, height)]
 
     def walk(self) -> tuple[list[Keyframe], float]:
         """The walk as a keyframe track of world poses, and where its periodic part starts (s): the time it first

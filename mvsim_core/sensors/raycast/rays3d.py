@@ -10,15 +10,17 @@ What is in the scene (:class:`RaycastScene3D`), all in the world frame, metres:
 * solids, :mod:`.solids`: static and intangible blocks (``<walls>`` included; ramps and bumps with their sloped and
   curved tops, other blocks as prisms of their footprint from zmin to zmax), the 3D pieces of vertical planes around
   their doors and windows; and, placed from the physics state at every cast, each vehicle (chassis prism and one
-  cylinder per wheel, with the vehicle's z, pitch, roll and the wheels' steering) and each dynamic block (x, y, yaw
-  from its body, z, pitch, roll as declared). Intangible blocks are drawn by upstream, hence seen by its rendered
-  lidar: they are seen here too;
+  cylinder per wheel, with the vehicle's z, pitch, roll and the wheels' steering), each dynamic block (x, y, yaw
+  from its body, z, pitch, roll as declared), each animated block (where its keyframe track has it now) and each
+  actor (its person-shaped figure, :meth:`~mvsim_core.objects.actor.Actor.figure`: a body cylinder and a head, as
+  tall and wide as its collision size when that is given, else 1.8 m × 0.5 m; where its walk has it now).
+  Intangible blocks are drawn by upstream, hence seen by its rendered lidar: they are seen here too;
 * occupancy grids: each occupied cell (occupancy > 0.5) is a box from z = 0 to :data:`GRID_WALL_HEIGHT`.
   (Upstream draws a grid with MRPT's grid visualisation, a textured plane on the ground, so its rendered lidar does
   not meet the cells as obstacles; a 2D lidar sees them as infinitely tall. A fixed height — the default
   ``wallHeight`` of upstream's ``<walls>`` — keeps the cells visible without making the sky hit them.)
 
-Not in the scene: actors, visual meshes (a block is its prism), point clouds, ground grids, skyboxes.
+Not in the scene: visual meshes (a block is its prism, an actor its figure), point clouds, ground grids, skyboxes.
 
 Casting (:meth:`RaycastScene3D.cast`): one compiled call traces every ray of every sensor. Per sensor, the solids
 within reach (not carried by the sensor's vehicle) are filed by the angular sectors their bounding circle covers,
@@ -43,6 +45,7 @@ import numpy as np
 from numba import njit, prange
 
 import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
+from mvsim_core.objects.actor import STAND_IN_COLOR
 from mvsim_core.sensors.raycast.grid import GridCaster
 from mvsim_core.sensors.raycast.heightfield import HeightfieldPyramid, HeightfieldSet, cast_heightfield
 from mvsim_core.sensors.raycast.segments import N_SECTORS, SECTOR_PAD, pseudo_angle
@@ -357,6 +360,8 @@ class RaycastScene3D:
         else:
             self._vehicles = list(world.vehicles.values())
             self._dynamic_blocks = [b for b in world.blocks.values() if not b.is_static and not b.is_intangible]
+        self._animated = np.array([b.is_animated for b in self._dynamic_blocks], dtype=np.bool_)
+        self._actors = list(world.actors.values())
         self.n_vehicles = len(self._vehicles)
         self._build()
 
@@ -383,7 +388,7 @@ class RaycastScene3D:
                     st.add_prism(piece.polygon, piece.z_min, piece.z_max, (0.0, 0.0, 0.0, 0.0, 0.0, 0.0),
                                  intensity=inten)
         self.n_static = len(st)
-        # moving solids: row, parent (index into the parent poses: vehicles, then dynamic blocks), offset
+        # moving solids: row, parent (index into the parent poses: vehicles, dynamic blocks, actors), offset
         parent: list[int] = []
         offset: list[tuple[float, float, float, float]] = []
         wheel_slots: list[int] = []
@@ -404,6 +409,13 @@ class RaycastScene3D:
             _add_block(st, b, tuple(b.pose))
             parent.append(self.n_vehicles + j)
             offset.append((0.0, 0.0, 0.0, 0.0))
+        first_actor = self.n_vehicles + len(self._dynamic_blocks)
+        inten = luminance(STAND_IN_COLOR)
+        for j, a in enumerate(self._actors):
+            for poly, z0, z1 in a.figure():
+                st.add_prism(poly, z0, z1, tuple(a.pose), owner=NO_OWNER, intensity=inten)
+                parent.append(first_actor + j)
+                offset.append((0.0, 0.0, 0.0, 0.0))
         self.tab, self.verts = st.arrays()
         self._moving_rows = np.arange(self.n_static, len(st), dtype=np.int64)
         self._moving_parent = np.array(parent, dtype=np.int64)
@@ -412,14 +424,15 @@ class RaycastScene3D:
         self._static_key = self._static_signature()
 
     def place_moving(self) -> None:
-        """Put vehicles (chassis, wheels with their steering) and dynamic blocks at their current poses; rebuild the
-        static solids if a static block was moved (``World.set_pose``)."""
+        """Put vehicles (chassis, wheels with their steering), dynamic and animated blocks and actors at their
+        current poses; rebuild the static solids if a static block was moved (``World.set_pose``)."""
         if self._static_blocks and self._static_signature() != self._static_key:
             self._build()
         if len(self._moving_rows) == 0:
             return
         nv = self.n_vehicles
-        pp = np.empty((nv + len(self._dynamic_blocks), 6))
+        nb = len(self._dynamic_blocks)
+        pp = np.empty((nv + nb + len(self._actors), 6))
         ph = self.physics
         if ph is not None:
             st = ph.state
@@ -430,6 +443,9 @@ class RaycastScene3D:
             if self._dynamic_blocks:
                 bs = ph.bodies.read_states(ph.dynamic_blocks)
                 for j, b in enumerate(self._dynamic_blocks):
+                    if self._animated[j]:  # its track's pose, exact (Box2D keeps float32)
+                        pp[nv + j] = b.pose
+                        continue
                     _, _, z, _, pitch, roll = b.pose
                     pp[nv + j] = (bs[j, 0], bs[j, 1], z, bs[j, 2], pitch, roll)
         else:
@@ -437,6 +453,8 @@ class RaycastScene3D:
                 pp[k] = v.pose
             for j, b in enumerate(self._dynamic_blocks):
                 pp[nv + j] = b.pose
+        for j, a in enumerate(self._actors):
+            pp[nv + nb + j] = a.pose
         place_solids(self.tab, self._moving_rows, self._moving_parent, pp, self._moving_offset)
 
     # ------------------------------------------------------------------ casting

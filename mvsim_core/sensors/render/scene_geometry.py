@@ -16,8 +16,10 @@ Nodes (frames whose pose is read from the simulation at every frame):
   wheel's current yaw (steering) and spin angle;
 * one node per **block** (static, dynamic, intangible; ``<walls>`` segments are static blocks): its prism, or its
   geometry primitive (box, cylinder, sphere, ramp rising along local x, semi-cylinder bump across local y), or its
-  visual models;
-* one node per **actor** (its visuals, or a cylinder of its collision radius and height);
+  visual models; a dynamic block where Box2D has it, an animated one where its keyframe track has it now;
+* one node per **actor** (its visuals, or — when it has none that loads, e.g. an animated FBX — the person-shaped
+  stand-in of :meth:`~mvsim_core.objects.actor.Actor.figure`, 0.5 × 0.5 × 1.8 m unless its collision size is given),
+  at its current pose: where its walk has taken it;
 * one node per **floating ground grid** (translated with the vehicle it follows, snapped to the grid interval).
 
 Sensor visual models are not part of the scene (a camera would see its own housing).
@@ -43,6 +45,7 @@ import numpy as np
 
 from mvsim_core.geometry.polygons import make_ccw, triangulate_polygon
 from mvsim_core.geometry.rotations import rotations
+from mvsim_core.objects.actor import STAND_IN_COLOR
 
 if TYPE_CHECKING:
     from mvsim_core.dynamics.physics import Physics
@@ -60,8 +63,8 @@ GRID_LIFT = 1e-3
 """Ground-grid lines are drawn this far (m) above z = 0 so that they do not fight with a floor at z = 0."""
 POINTCLOUD_COLOR: Color = (0x00, 0x00, 0xFF, 0xFF)
 """Colour of ``pointcloud`` elements (the element has no colour parameter)."""
-ACTOR_COLOR: Color = (0xC0, 0x90, 0x70, 0xFF)
-"""Colour of the stand-in cylinder of an actor without a visual model."""
+ACTOR_COLOR: Color = STAND_IN_COLOR
+"""Colour of the person-shaped stand-in of an actor without a visual model that loads."""
 WHEEL_SIDES = 16
 """Sides of the cylinder drawn for a wheel without a visual model."""
 
@@ -594,7 +597,9 @@ class SceneGeometry:
         blocks = list(self.world.blocks.values())
         self._blocks = blocks
         self._block_nodes = np.array([self._new_node(f"block:{b.name}") for b in blocks], dtype=np.int64)
-        dyn = list(self.physics.dynamic_blocks) if self.physics is not None else []
+        # bodies pushed around: poses from Box2D; animated blocks read their track's pose (exact, 3D) like the rest
+        dyn = ([n for n in self.physics.dynamic_blocks if not self.world.blocks[n].is_animated]
+               if self.physics is not None else [])
         row = {name: i for i, name in enumerate(dyn)}
         self._dynamic_names = dyn
         self._dynamic_rows = np.array([i for i, b in enumerate(blocks) if b.name in row], dtype=np.int64)
@@ -626,9 +631,8 @@ class SceneGeometry:
         self._actor_nodes = np.array([self._new_node(f"actor:{a.name}") for a in actors], dtype=np.int64)
         for a, node in zip(actors, self._actor_nodes, strict=True):
             parts = self._visual_parts(a.visuals, f"actor '{a.name}'")
-            if not parts:
-                r, h = float(a.params["collision_radius"]), float(a.params["collision_height"])
-                parts = [prism(circle(r, 12), 0.0, h, ACTOR_COLOR)]
+            if not parts:  # no model, or one that cannot be loaded (an animated FBX): the person-shaped stand-in
+                parts = [prism(poly, z0, z1, ACTOR_COLOR) for poly, z0, z1 in a.figure()]
             for part in parts:
                 self._add(int(node), part)
 

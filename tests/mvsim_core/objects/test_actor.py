@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 import mvsim_core as mv
+from mvsim_core.geometry.polygons import signed_area
 
 R = math.radians
 
@@ -60,3 +62,24 @@ def test_waypoint_errors(load, waypoint, message):
 def test_unknown_tag_warns(load):
     w = load('<actor name="a">\n<speed>2</speed></actor>')
     assert w.warnings == [f"{w.path}:3: unknown tag <speed> in <actor> is ignored"]
+
+
+def test_the_person_shaped_stand_in_is_half_a_metre_wide_and_1_8_m_tall(load):
+    """Without collision dims written: a 0.5 × 0.5 × 1.8 m figure (never the 1 m square of blocks): a body of the
+    full width up to 1.566 m and a 0.18 m wide head above it. With ``collision_radius`` / ``collision_height``
+    written: that size (2 r wide, collision_height tall)."""
+    w = load('<actor name="a"/>\n<actor name="b"><collision_radius>0.4</collision_radius>'
+             '<collision_height>1.5</collision_height></actor>\n'
+             '<actor name="c"><collision_height>1.2</collision_height></actor>')
+    for name, width, height in (("a", 0.5, 1.8), ("b", 0.8, 1.5), ("c", 0.6, 1.2)):
+        a = w.actors[name]
+        assert a.body_size == pytest.approx((width, height))
+        parts = a.figure()
+        pts = np.vstack([p for p, _, _ in parts])
+        assert pts.min(axis=0) == pytest.approx([-width / 2, -width / 2], abs=1e-12)
+        assert pts.max(axis=0) == pytest.approx([width / 2, width / 2], abs=1e-12)
+        assert min(z0 for _, z0, _ in parts) == 0.0 and max(z1 for _, _, z1 in parts) == pytest.approx(height)
+        (body, b0, b1), (head, h0, h1) = parts
+        assert (b0, b1, h0, h1) == pytest.approx((0.0, 0.87 * height, 0.87 * height, height))
+        assert np.ptp(head[:, 0]) == pytest.approx(0.36 * width) and np.ptp(body[:, 1]) == pytest.approx(width)
+        assert signed_area(body) > 0 and signed_area(head) > 0  # counter-clockwise

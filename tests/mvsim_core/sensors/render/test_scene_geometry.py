@@ -291,3 +291,31 @@ def test_scene_description_does_not_import_opengl(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
+
+
+def test_actors_without_a_model_that_loads_are_drawn_as_the_person_stand_in(tmp_path):
+    """An actor whose animated FBX cannot be read, one whose model file is missing and one with none are all drawn
+    as the 0.5 × 0.5 × 1.8 m figure in the stand-in colour, at the pose their walk has them."""
+    (tmp_path / "walker.fbx").write_bytes(b"Kaydara FBX Binary  \x00")
+    body = ''.join(f'<actor name="{n}"><init_pose>{x} 0 0</init_pose>{vis}</actor>' for n, x, vis in (
+        ("fbx", 0, "<visual><model_uri>walker.fbx</model_uri></visual>"),
+        ("gone", 2, "<visual><model_uri>no_such_model.dae</model_uri></visual>"),
+        ("plain", 4, "")))
+    body += ('<actor name="walker"><walking_speed>1</walking_speed><path><waypoint>0 5 0</waypoint>'
+             '<waypoint>4 5 0</waypoint></path></actor>')
+    path = tmp_path / "w.world.xml"
+    path.write_text(f'<mvsim_world version="1.0">{body}</mvsim_world>')
+    w = mv.load_world(path)
+    scene = sg.SceneGeometry(w, w.start().physics)
+    assert any("walker.fbx" in m and "FBX" in m for m in scene.warnings)
+    for name in ("fbx", "gone", "plain", "walker"):
+        node = scene.node_names.index(f"actor:{name}")
+        parts = [p for n, p in scene.parts if n == node]
+        pos = np.vstack([p.positions for p in parts])
+        assert np.ptp(pos, axis=0) == pytest.approx([0.5, 0.5, 1.8], abs=1e-9), name
+        assert pos[:, 2].min() == pytest.approx(0.0, abs=1e-12)
+        assert all((p.colors == sg.rgba(sg.ACTOR_COLOR)).all() for p in parts)
+        assert all(is_closed_and_consistent(part_triangles(p)) for p in parts)
+    node = scene.node_names.index("actor:walker")
+    w.run(2.0)
+    assert scene.node_poses()[node, :, 3] == pytest.approx([2.0, 5.0, 0.0], abs=1e-6)  # 1 m/s along +x
