@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 from PIL import Image
-from viewer_checks import GREEN, RED, H, W, check_scene_colours, pixel
+from viewer_checks import FLOOR, GREEN, RED, H, W, check_scene_colours, pixel
 
 import mvsim_core as mv
 from mvsim_core.gui import overlay_geometry as og
@@ -161,3 +161,42 @@ def test_the_view_follows_spawn_remove_and_reset(world, view):
     img = view.draw(W, H, read=True)
     assert pixel(img, cam, top) == GREEN and pixel(img, cam, (0.0, -3.0, 0.6)) != (0x20, 0x20, 0xD0)
     assert pixel(img, cam, (0.0, 0.0, 0.5)) == RED
+
+
+def test_walking_actors_and_keyframed_blocks_are_drawn_where_they_are_now(tmp_path, offscreen_gl):
+    """An actor (no model: the stand-in figure, 1.8 m) walks from (0, −3) to (4, −3) at 1 m/s and stays; a blue
+    keyframed block slides from (0, 3) towards (4, 3) in 4 s. At 1 s and at 3 s the picture shows the figure's colour at
+    its body (0.8 m up) and its head (1.75 m up) where its path has it, the block's top where its keyframes have it,
+    and the floor where they were before."""
+    from mvsim_core.gui.world_view import WorldView
+    from mvsim_core.objects.actor import STAND_IN_COLOR
+
+    blue = (0x20, 0x20, 0xD0)
+    path = tmp_path / "movers.world.xml"
+    path.write_text(
+        '<mvsim_world version="1.0"><simul_timestep>0.005</simul_timestep>'
+        '<gui><cam_distance>14</cam_distance><cam_azimuth>-60</cam_azimuth><cam_elevation>50</cam_elevation>'
+        '<cam_point_to>2 0 0</cam_point_to></gui><lights><light_ambient>1</light_ambient></lights>'
+        '<element class="horizontal_plane"><x_min>-6</x_min><x_max>10</x_max><y_min>-8</y_min><y_max>8</y_max>'
+        '<color>#c8c8c8</color></element>'
+        '<actor name="bob"><walking_speed>1</walking_speed><path loop="false"><waypoint>0 -3 0</waypoint>'
+        '<waypoint>4 -3 0</waypoint></path></actor>'
+        '<block name="slider"><init_pose>0 3 0</init_pose><color>#2020d0</color><zmin>0</zmin><zmax>0.5</zmax>'
+        '<shape><pt>-0.4 -0.4</pt><pt>0.4 -0.4</pt><pt>0.4 0.4</pt><pt>-0.4 0.4</pt></shape>'
+        '<animation type="keyframes"><time_pose>0 0 0 0</time_pose><time_pose>4 4 0 0</time_pose></animation>'
+        '</block></mvsim_world>')
+    w = mv.load_world(path)
+    view = WorldView(w)
+    try:
+        cam = view.camera
+        for t, x in ((1.0, 1.0), (3.0, 3.0)):
+            w.run(t - w.time)
+            assert w.actors["bob"].pose[:2] == pytest.approx((x, -3.0), abs=1e-6)
+            img = view.draw(W, H, read=True)
+            for z in (0.8, 1.75):  # the body, the head (above the 1.7 m of a collision cylinder)
+                assert pixel(img, cam, (x, -3.0, z)) == STAND_IN_COLOR[:3], (t, z)
+            assert pixel(img, cam, (x, 3.0, 0.5)) == blue, t
+        for x in (0.0, 1.0):  # where they were: the floor shows again
+            assert pixel(img, cam, (x, -3.0, 0.0)) == FLOOR and pixel(img, cam, (x, 3.0, 0.0)) == FLOOR
+    finally:
+        view.close()
