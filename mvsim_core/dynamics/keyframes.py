@@ -132,7 +132,7 @@ class KeyframeTracks:
 
     Args:
         tracks: per object, its initial pose (x, y, z, yaw, pitch, roll) and its keyframes as (t, pose) pairs (the
-            :class:`mvsim_core.objects.simulable.Keyframe` list); every list has at least one keyframe.
+            :class:`mvsim_core.xml.simulable.Keyframe` list); every list has at least one keyframe.
         loop_from: per track, where its periodic part starts (s): 0 (the default) repeats the whole track, as
             animations do; a time at or after the last keyframe holds the last pose for ever.
 

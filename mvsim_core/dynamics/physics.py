@@ -140,10 +140,12 @@ class Physics:
                 b.sim.pose = (x, y, initial_z(self.terrain, x, y, z, b.zmax), yaw, pitch, roll)
 
     def _start_animations(self) -> None:
-        """The objects whose pose is forced every step: blocks with keyframes (and a body), their tracks based on
-        their initial poses (after the elevation adjust), then actors with a path and their walks; each put where
-        its track says now."""
+        """The objects whose pose is forced every step, each put where its track says now. Rows of
+        :attr:`anim_poses`, in this order: blocks with keyframes and a body, actors with a path (their walks), then
+        those without a body: intangible blocks with keyframes and animated horizontal planes (elevators). Block
+        and plane tracks are based on their initial poses (after the elevation adjust)."""
         from mvsim_core.dynamics.keyframes import KeyframeTracks
+        from mvsim_core.elements.horizontal_plane import HorizontalPlane
 
         blocks, actors = self.world.blocks, self.world.actors
         names = [name for name, b in blocks.items() if b.is_animated and name in self.bodies.block_bodies]
@@ -160,7 +162,17 @@ class Physics:
             self._anim_bodies.append(self.bodies.actor_bodies[name])
             tracks.append(((0.0, 0.0, 0.0, 0.0, 0.0, 0.0), frames))
             loop_from.append(start)
-        self.animated = names
+        self.animated = names  # the rows with a kinematic body
+        ghosts = [b for name, b in blocks.items() if b.is_animated and name not in self.bodies.block_bodies]
+        self.moving_planes = [e for e in self.world.elements if isinstance(e, HorizontalPlane) and e.is_animated]
+        for b in ghosts:
+            objs.append(b)
+            tracks.append((b.sim.pose, b.sim.keyframes))
+            loop_from.append(0.0)
+        for e in self.moving_planes:
+            objs.append(e)
+            tracks.append((e.init_pose, e.keyframes))
+            loop_from.append(0.0)
         self._anim_objs = objs
         moved = set(names)
         self._loose_blocks = [n for n in self.dynamic_blocks if n not in moved]  # pushed around, not driven
@@ -168,9 +180,11 @@ class Physics:
         self._anim_next: np.ndarray | None = None  # poses at the end of the step under way (set by animate)
         self.anim_poses = self.tracks.poses(self.world.time).copy()  # now: 0, or the time of a rebuild
         for k, obj in enumerate(objs):
-            x, y, _, yaw, _, _ = (float(v) for v in self.anim_poses[k])
-            self._anim_bodies[k].transform = ((x, y), yaw)
+            if k < len(names):
+                x, y, _, yaw, _, _ = (float(v) for v in self.anim_poses[k])
+                self._anim_bodies[k].transform = ((x, y), yaw)
             obj.attach_track(self, k)
+        self.terrain.refresh_planes()
 
     def _settle_on_terrain(self) -> None:
         """Start every (adjustable) vehicle with the attitude of its wheel contacts: the fit starts half a chassis
@@ -297,24 +311,35 @@ class Physics:
         """Stage 0: every animated block and every actor is given the velocity that takes its kinematic body from
         where it is to its track's pose for t + dt (s) over the step, so that it pushes what it meets, all in a few
         array operations (the bodies never sleep: their velocities are written straight into Box2D's memory). In
-        a step where a track starts its period again, the object jumps there instead (no velocity)."""
-        if not self.animated:
+        a step where a track starts its period again, the object jumps there instead (no velocity). What has no
+        body (intangible blocks, horizontal planes) is at its pose for t + dt from now on, so that this step's
+        terrain fit lifts the vehicles on an elevator with it."""
+        if not self._anim_objs:
             return
+        nb = len(self.animated)
         tr = self.tracks
         p1 = tr.poses(t + dt)
+        if nb < len(p1):
+            self.anim_poses[nb:] = p1[nb:]
+            if self.moving_planes:
+                self.terrain.refresh_planes()
+                self.terrain_obstacles.ground_moved(self.state, [e.rect for e in self.moving_planes])
+        self._anim_next = p1.copy()
+        if not nb:
+            return
+        q1 = p1[:nb]
         st = self.bodies.read_states(self.animated)
-        vx = (p1[:, 0] - st[:, 0]) / dt
-        vy = (p1[:, 1] - st[:, 1]) / dt
-        w = ((p1[:, 3] - st[:, 2] + math.pi) % (2.0 * math.pi) - math.pi) / dt
-        jump = tr.wraps(t, t + dt)
+        vx = (q1[:, 0] - st[:, 0]) / dt
+        vy = (q1[:, 1] - st[:, 1]) / dt
+        w = ((q1[:, 3] - st[:, 2] + math.pi) % (2.0 * math.pi) - math.pi) / dt
+        jump = tr.wraps(t, t + dt)[:nb]
         if jump.any():
             for k in np.flatnonzero(jump).tolist():
-                self._anim_bodies[k].transform = ((float(p1[k, 0]), float(p1[k, 1])), float(p1[k, 3]))
+                self._anim_bodies[k].transform = ((float(q1[k, 0]), float(q1[k, 1])), float(q1[k, 3]))
             vx[jump] = 0.0
             vy[jump] = 0.0
             w[jump] = 0.0
         self.bodies.set_velocities(self.animated, vx, vy, w)
-        self._anim_next = p1.copy()
 
     def fit_terrain(self) -> None:
         """Stage 1: z, pitch, roll of every vehicle from its wheel contacts and the gravity along the slope on every

@@ -11,8 +11,9 @@ What is ground (:class:`Terrain`):
 
 * world elements that provide heights: ``elevation_map`` (piecewise linear on 2 triangles per cell, the same
   triangulation as :meth:`ElevationMap.elevations_at`, evaluated here by a compiled kernel), ``horizontal_plane``
-  (axis-aligned rectangle at ``z``, borders included), and any other element class that overrides ``elevation_at``
-  (asked point by point);
+  (axis-aligned rectangle at ``z``, borders included; an animated one where it is now, after
+  :meth:`Terrain.refresh_planes`), and any other element class that overrides ``elevation_at`` (asked point by
+  point);
 * the tops of blocks: ``pose.z + zmax`` inside the footprint for prisms (``<shape>``, default square, box, cylinder,
   sphere, walls); ``pose.z + lz · x_local / lx`` for ramps; ``pose.z + lz · sqrt(1 - (2 · y_local / ly)²)`` for
   semi-cylinder bumps (block-frame coordinates from the block's full 3D pose, as upstream). Intangible blocks are
@@ -142,19 +143,29 @@ class Terrain:
             else:
                 self.other_elements.append(e)
         self.has_implicit_floor = not (self._grids or planes or self.other_elements)
-        self._planes = np.array([[p.params.x_min, p.params.x_max, p.params.y_min, p.params.y_max, p.z]
-                                 for p in planes], dtype=np.float64).reshape(-1, 5)
+        self._plane_objs = planes
+        self._moving_planes = [k for k, p in enumerate(planes) if p.is_animated]
+        self._planes = np.zeros((len(planes), 5))
+        self.refresh_planes(everything=True)
         self._block_ids: tuple[int, ...] | None = None
         self._blocks: list[Any] = []
         self._poses: list[Any] | None = None
         self.set_blocks(blocks)
+
+    def refresh_planes(self, *, everything: bool = False) -> None:
+        """Read the current rectangles and heights of the animated horizontal planes (all planes with
+        ``everything``) into the table the queries use; in place, so copies of this terrain see them too."""
+        for k in range(len(self._plane_objs)) if everything else self._moving_planes:
+            p = self._plane_objs[k]
+            self._planes[k, :4] = p.rect
+            self._planes[k, 4] = p.z
 
     @property
     def flat_z(self) -> float | None:
         """The ground height when the whole terrain is one level (planes at a single z, or the implicit floor, and
         no elevation map, other ground element or block to climb); None otherwise. Vehicles on such a terrain
         need no per-step fit: z is this value and pitch = roll = 0."""
-        if self._grids or self.other_elements or self._blocks:
+        if self._grids or self.other_elements or self._blocks or self._moving_planes:
             return None
         zs = set(self._planes[:, 4].tolist())
         if self.has_implicit_floor:

@@ -389,6 +389,22 @@ class TerrainObstacles:
         last[which, 4] = pitch[which]
         last[which, 5] = roll[which]
 
+    def ground_moved(self, state: np.ndarray, rects: Sequence[tuple[float, float, float, float]]) -> None:
+        """Ground moved under these world rectangles (x_min, x_max, y_min, y_max; m), e.g. an elevator's plane: the
+        vehicles whose band reaches one of them are evaluated again at the next :meth:`update`, moved or not.
+
+        Args:
+            state: (V, >=2) x, y (m) of each vehicle's reference point.
+        """
+        if self.flat or not self.enabled or not len(self._last):
+            return
+        x, y = state[:, 0], state[:, 1]
+        reach = self._band_radius + 2.0 * CELL
+        for x0, x1, y0, y1 in rects:
+            dx = np.maximum(np.maximum(x0 - x, x - x1), 0.0)
+            dy = np.maximum(np.maximum(y0 - y, y - y1), 0.0)
+            self._last[np.hypot(dx, dy) <= reach] = np.nan
+
     def clear(self) -> None:
         """Remove every square (e.g. before the vehicles are teleported far away); the next :meth:`update` evaluates
         every band again."""

@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from mvsim_core.objects.simulable import SIMULABLE_TAGS, Keyframe, SimulableSpec, parse_simulable
 from mvsim_core.objects.visual import Visual, parse_visuals
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.node import XmlNode
 from mvsim_core.xml.params import Kind, Param, ParamValues, parse_value, read_params, table_names
+from mvsim_core.xml.simulable import SIMULABLE_TAGS, Keyframe, SimulableSpec, parse_simulable
 
 ACTOR_PARAMS: tuple[Param, ...] = (
     Param("walking_speed", Kind.FLOAT, 1.4, "m/s", positive=True),

@@ -17,11 +17,11 @@ import numpy as np
 
 from mvsim_core.errors import AssetError, quoted
 from mvsim_core.geometry.polygons import area, make_ccw
-from mvsim_core.objects.simulable import SIMULABLE_TAGS, SimulableSpec, parse_simulable
 from mvsim_core.objects.visual import Visual, parse_visuals
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.node import XmlNode
 from mvsim_core.xml.params import Kind, Param, ParamValues, parse_value, read_params, table_names
+from mvsim_core.xml.simulable import SIMULABLE_TAGS, SimulableSpec, parse_simulable
 
 BLOCK_PARAMS: tuple[Param, ...] = (
     Param("mass", Kind.FLOAT, 30.0, "kg", positive=True),

@@ -21,13 +21,13 @@ from mvsim_core.dynamics.command_limits import CommandGate, CommandLimits
 from mvsim_core.dynamics.controllers.base import Family
 from mvsim_core.errors import ControllerError, quoted
 from mvsim_core.objects.block import _footprint_from_visuals, parse_shape
-from mvsim_core.objects.simulable import SIMULABLE_TAGS, SimulableSpec, parse_simulable
 from mvsim_core.objects.visual import Visual, parse_visuals
 from mvsim_core.objects.wheel import Wheel, parse_wheel
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.flow import expanded
 from mvsim_core.xml.node import XmlNode
 from mvsim_core.xml.params import Color, Kind, Param, ParamValues, read_params
+from mvsim_core.xml.simulable import SIMULABLE_TAGS, SimulableSpec, parse_simulable
 
 if TYPE_CHECKING:
     from mvsim_core.dynamics.controllers.base import Controller

@@ -2,7 +2,8 @@
 
 What is in the scene (:class:`RaycastScene3D`), all in the world frame, metres:
 
-* horizontal planes (``<element class="horizontal_plane">``): rectangles at height z, seen from both sides;
+* horizontal planes (``<element class="horizontal_plane">``): rectangles at height z, seen from both sides; an
+  animated one (an elevator) where it is at each cast;
 * the implicit floor: the plane z = 0 everywhere, **only when no element provides ground** — the rule of
   :class:`~mvsim_core.dynamics.terrain.Terrain`, so the lidar sees the floor the vehicles drive on. (Upstream draws no
   floor, only the ``ground_grid`` lines; a rendered lidar there sees nothing below the horizon in such a world.)
@@ -338,11 +339,13 @@ class RaycastScene3D:
         self.physics = physics
         self.n_sectors = int(n_sectors)
         self.parallel = parallel
-        rows = []
+        rows: list[list[float]] = []
+        self._moving_planes: list[tuple[int, HorizontalPlane]] = []  # (row, animated plane: an elevator)
         for el in world.elements:
             if isinstance(el, HorizontalPlane):
-                p = el.params
-                rows.append([p.x_min, p.x_max, p.y_min, p.y_max, el.z, luminance(p.color)])
+                if el.is_animated:
+                    self._moving_planes.append((len(rows), el))
+                rows.append([*el.rect, el.z, luminance(el.params.color)])
         self.has_implicit_floor = Terrain(world.elements).has_implicit_floor
         if self.has_implicit_floor:
             rows.append([-math.inf, math.inf, -math.inf, math.inf, 0.0, DEFAULT_INTENSITY])
@@ -483,6 +486,9 @@ class RaycastScene3D:
         out_t = np.empty(n)
         out_i = np.empty(n, dtype=np.float32)
         self.place_moving()
+        for row, plane in self._moving_planes:
+            self.planes[row, :4] = plane.rect
+            self.planes[row, 4] = plane.z
         hf = self.heightfields
         parallel = self.parallel and numba.get_num_threads() > 1
         args = (origins, rotations, dir_start, dirs, reach, owner, self.planes, hf.meta, hf.levels, hf.heights,

@@ -480,15 +480,22 @@ class SceneGeometry:
         from mvsim_core.elements.vertical_plane import VerticalPlane
 
         self._floating: list[tuple[int, Any, float]] = []  # (node, focus vehicle name or "", interval)
+        self._moving_planes: list[tuple[int, Any]] = []  # (node, animated horizontal plane)
         for el in self.world.elements:
             p = getattr(el, "params", {})
             if isinstance(el, HorizontalPlane):
                 tex = load_texture(el.texture_path)
                 sx, sy = float(p["texture_size_x"]), float(p["texture_size_y"])
                 uv_of = (lambda q, sx=sx, sy=sy: np.column_stack([q[:, 0] / sx, q[:, 1] / sy])) if tex else None
-                self._add(NODE_WORLD, horizontal_rect(p["x_min"], p["x_max"], p["y_min"], p["y_max"], p["z"],
-                                                      WHITE if tex else p["color"], cull=_cull_of(p["cull_face"]),
-                                                      uv_of=uv_of, texture=tex))
+                # an animated plane (an elevator) is drawn in its own frame, on a node that follows its pose
+                node = self._new_node(f"plane:{p['name']}") if el.is_animated else NODE_WORLD
+                if el.is_animated:
+                    self._moving_planes.append((node, el))
+                    x0, x1, y0, y1, z = (float(p[k]) for k in ("x_min", "x_max", "y_min", "y_max", "z"))
+                else:
+                    (x0, x1, y0, y1), z = el.rect, el.z
+                self._add(node, horizontal_rect(x0, x1, y0, y1, z, WHITE if tex else p["color"],
+                                                cull=_cull_of(p["cull_face"]), uv_of=uv_of, texture=tex))
             elif isinstance(el, VerticalPlane):
                 self._add(NODE_WORLD, self._vertical_plane(el))
             elif isinstance(el, ElevationMap):
@@ -755,6 +762,8 @@ class SceneGeometry:
             poses = np.array([a.pose for a in self._actors], dtype=np.float64).reshape(-1, 6)
             out[self._actor_nodes, :, :3] = rotations(poses[:, 3], poses[:, 4], poses[:, 5])
             out[self._actor_nodes, :, 3] = poses[:, :3]
+        for node, plane in self._moving_planes:
+            out[node, :, 3] = plane.pose[:3]
         for node, focus, step in self._floating:
             x, y = self.world.vehicles[focus].pose[:2]
             out[node, :, 3] = (math.floor(x / step) * step, math.floor(y / step) * step, 0.0)

@@ -12,8 +12,8 @@ import pytest
 
 import mvsim_core as mv
 from mvsim_core.dynamics.keyframes import KeyframeTracks
-from mvsim_core.objects.simulable import Keyframe
 from mvsim_core.sensors.lidar2d import LaserScan
+from mvsim_core.xml.simulable import Keyframe
 
 D = math.radians
 
@@ -127,3 +127,17 @@ def test_upstream_demo_jackal_moves_its_animated_block_along_its_keyframes(share
         assert b.pose[3] == pytest.approx(math.radians(yaw), abs=1e-9)
     d = np.hypot(*(np.array(path) - np.array(start[:2])).T)
     assert d.max() > 2.0  # it travelled (4.5 s: 2.2 m from where it started)
+
+
+def test_an_intangible_block_follows_its_keyframes_and_lidars_see_it(tmp_path):
+    """No body, but a track: its pose moves (ground for nobody, seen by sensors as the other intangible blocks)."""
+    frames = '<time_pose>0 0 0 0</time_pose><time_pose>2 2 0 0</time_pose><time_pose>4 2 2 0</time_pose>'
+    w = world(tmp_path, square_block("ghost", "1 0 0", frames, extra="<intangible>true</intangible>"))
+    w.start()
+    assert "ghost" not in w.physics.bodies.block_bodies
+    while w.time < 1.0 - 1e-9:
+        w.step()
+    assert w.blocks["ghost"].pose[:2] == pytest.approx((2.0, 0.0), abs=1e-9)
+    while w.time < 3.0 - 1e-9:
+        w.step()
+    assert w.blocks["ghost"].pose[:2] == pytest.approx((3.0, 1.0), abs=1e-9)

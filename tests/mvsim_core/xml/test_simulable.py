@@ -7,8 +7,8 @@ import math
 import pytest
 
 from mvsim_core.errors import WorldFileError
-from mvsim_core.objects.simulable import parse_simulable
 from mvsim_core.xml.context import ParseContext
+from mvsim_core.xml.simulable import parse_simulable
 
 R = math.radians
 
