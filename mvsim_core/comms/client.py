@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar, cast
 
 import zmq
@@ -52,6 +52,7 @@ from mvsim_core.comms.proto import (
     TopicInfo_pb2,
     UnregisterNodeRequest_pb2,
     message_class,
+    mvsim_core_msgs_pb2,
 )
 from mvsim_core.comms.server import DEFAULT_PORT, LOOPBACK, Server
 
@@ -596,6 +597,59 @@ class Client:
         if message_class(type_name) is None:
             raise UnexpectedMessageError(f"service `{name}` answered an unknown type {type_name}")
         return decode_payload(type_name, payload)
+
+    # ------------------------------------------------------------------ run-time objects (services of the World node)
+    def spawn_objects(self, objects: Iterable[str | tuple[str, str | None, Sequence[float] | None]],
+                      timeout: float | None = None) -> list[str]:
+        """Add objects to the served world while it runs (service ``spawn_xml_objects``): all of them or none.
+
+        Args:
+            objects: each the XML text of one ``<vehicle>``, ``<block>`` or ``<actor>`` as in world files, or a tuple
+                (xml, name or None, pose or None) where pose = (x, y, yaw) in m, m, rad, world frame.
+
+        Returns:
+            The new objects' names, in order.
+
+        Raises:
+            ServiceError: the world refused (``service `spawn_xml_objects` failed: object 2: <why>``; nothing was
+                added), or no World node serves it. CommsTimeout: no answer in time.
+        """
+        req = mvsim_core_msgs_pb2.SrvSpawnXmlObjects()
+        for item in objects:
+            xml, name, pose = (item, None, None) if isinstance(item, str) else item
+            o = req.objects.add(xml=xml)
+            if name:
+                o.objectId = name
+            if pose is not None:
+                x, y, yaw = (float(v) for v in pose)
+                o.pose.x, o.pose.y, o.pose.z, o.pose.yaw, o.pose.pitch, o.pose.roll = x, y, 0.0, yaw, 0.0, 0.0
+        ans = self.call_service("spawn_xml_objects", req, mvsim_core_msgs_pb2.SrvSpawnXmlObjectsAnswer, timeout)
+        return self._names_or_raise("spawn_xml_objects", ans)
+
+    def spawn_object(self, xml: str, name: str | None = None, pose: Sequence[float] | None = None,
+                     timeout: float | None = None) -> str:
+        """Add one object (see :meth:`spawn_objects`); returns its name."""
+        return self.spawn_objects([(xml, name, pose)], timeout)[0]
+
+    def remove_objects(self, names: Iterable[str], timeout: float | None = None) -> list[str]:
+        """Take these vehicles, blocks or actors out of the served world (service ``remove_objects_by_name``): all
+        of them or none. Returns their names. Raises ServiceError (an unknown name: nothing removed)."""
+        req = mvsim_core_msgs_pb2.SrvRemoveObjectsByName(objectIds=list(names))
+        ans = self.call_service("remove_objects_by_name", req, mvsim_core_msgs_pb2.SrvRemoveObjectsAnswer, timeout)
+        return self._names_or_raise("remove_objects_by_name", ans)
+
+    def remove_spawned_objects(self, timeout: float | None = None) -> list[str]:
+        """Take out every object added to the served world while it runs (service ``remove_spawned_objects``);
+        returns their names."""
+        ans = self.call_service("remove_spawned_objects", mvsim_core_msgs_pb2.SrvRemoveSpawnedObjects(),
+                                mvsim_core_msgs_pb2.SrvRemoveObjectsAnswer, timeout)
+        return self._names_or_raise("remove_spawned_objects", ans)
+
+    @staticmethod
+    def _names_or_raise(service: str, ans: Any) -> list[str]:
+        if not ans.success:
+            raise ServiceError(f"service `{service}` failed: {ans.errorMessage or 'no reason given'}")
+        return list(ans.objectIds)
 
     # ------------------------------------------------------------------ upstream's pybind11 names, for ported scripts
     def setName(self, name: str) -> None:

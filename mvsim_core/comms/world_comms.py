@@ -20,6 +20,26 @@ Services (input → output; answers and error texts as upstream):
 * ``shutdown`` (SrvShutdown → SrvShutdownAnswer{accepted=true}): sets :attr:`WorldComms.shutdown_requested`; the
   runner (``mvsim launch``) then stops.
 
+Run-time objects (ours, messages in ``mvsim_core_msgs``; upstream's ``spawn_objects`` / ``remove_objects`` take
+visual-only shapes and are not offered):
+
+* ``spawn_xml_objects`` (SrvSpawnXmlObjects → SrvSpawnXmlObjectsAnswer): add vehicles, blocks or actors written as in
+  world files, each with an optional name and pose (x, y, yaw), with one rebuild of the physics
+  (:meth:`World.spawn_many <mvsim_core.world.World.spawn_many>`): all or none. ``objectIds`` answers their names.
+  Errors (bad XML, a name taken, a NaN pose) answer success=false and ``errorMessage`` =
+  ``object <k>: <the core's message>`` (k counting from 0; the XML's line in the message is the line in that
+  object's text). ``$(cmd)`` substitutions are refused (no shell on behalf of a remote caller).
+* ``remove_objects_by_name`` (SrvRemoveObjectsByName → SrvRemoveObjectsAnswer): take these objects out (any vehicle,
+  block or actor), with one rebuild; all or none (``cannot remove 'x': no such object; nothing removed``).
+* ``remove_spawned_objects`` (SrvRemoveSpawnedObjects → SrvRemoveObjectsAnswer): take out every object added while
+  running (:meth:`World.spawned_names <mvsim_core.world.World.spawned_names>`, whoever added it); ``objectIds``
+  answers their names.
+
+Objects added at run time are served by ``get_pose`` / ``set_pose`` like the others, but their ``<publish>`` topics
+and their sensors' topics are not advertised.
+
+``get_pose`` answers for actors too: where the actor is now (walking along its path, or standing), zero twist.
+
 An unknown ``objectId`` answers success=false with errorMessage "objectId not found" (upstream leaves the message
 empty for ``get_pose``/``set_pose``).
 
@@ -67,12 +87,20 @@ from mvsim_core.comms.proto import (
     TimeStampedPose_pb2,
     mvsim_core_msgs_pb2,
 )
+from mvsim_core.comms.proto.mvsim_core_msgs_pb2 import (
+    SrvRemoveObjectsAnswer,
+    SrvRemoveObjectsByName,
+    SrvRemoveSpawnedObjects,
+    SrvSpawnXmlObjects,
+    SrvSpawnXmlObjectsAnswer,
+)
 from mvsim_core.comms.server import DEFAULT_PORT, LOOPBACK, Server
 from mvsim_core.dynamics.command_limits import MAX_POSITION
-from mvsim_core.errors import CommandValueError, ControllerError, MvsimError, StateValueError
+from mvsim_core.errors import CommandValueError, ControllerError, MvsimError, StateValueError, one_line
 from mvsim_core.geometry.rotations import compose, relative
 from mvsim_core.sensors import Camera, Gnss, Imu, Lidar2D, Lidar3D, RgbdCamera, Sensor
 from mvsim_core.sensors.base import class_row
+from mvsim_core.world import Spawn
 
 log = logging.getLogger("mvsim.comms.world")
 
@@ -318,6 +346,12 @@ class WorldComms:
                                 self.srv_set_controller_twist)
             c.advertise_service("shutdown", SrvShutdown_pb2.SrvShutdown, SrvShutdownAnswer_pb2.SrvShutdownAnswer,
                                 self.srv_shutdown)
+            c.advertise_service("spawn_xml_objects", SrvSpawnXmlObjects, SrvSpawnXmlObjectsAnswer,
+                                self.srv_spawn_xml_objects)
+            c.advertise_service("remove_objects_by_name", SrvRemoveObjectsByName, SrvRemoveObjectsAnswer,
+                                self.srv_remove_objects_by_name)
+            c.advertise_service("remove_spawned_objects", SrvRemoveSpawnedObjects, SrvRemoveObjectsAnswer,
+                                self.srv_remove_spawned_objects)
             self._advertise_topics()
         except BaseException:
             c.shutdown()
@@ -516,3 +550,43 @@ class WorldComms:
         if self.on_shutdown is not None:
             self.on_shutdown()
         return SrvShutdownAnswer_pb2.SrvShutdownAnswer(accepted=True)
+
+    def srv_spawn_xml_objects(self, req: SrvSpawnXmlObjects) -> SrvSpawnXmlObjectsAnswer:
+        """``spawn_xml_objects``: every object of the request, or none (see the module docstring)."""
+        ans = SrvSpawnXmlObjectsAnswer(success=False)
+        specs = []
+        for o in req.objects:
+            pose = (o.pose.x, o.pose.y, o.pose.yaw) if o.HasField("pose") else None
+            specs.append(Spawn(o.xml, o.objectId or None, pose))
+        with self.lock:
+            try:
+                objs = self.world.spawn_many(specs, allow_shell=False)
+            except MvsimError as e:
+                ans.errorMessage = f"object {getattr(e, 'item', '?')}: {one_line(str(e))}"
+                return ans
+        ans.success = True
+        ans.objectIds.extend(o.name for o in objs)
+        log.info("spawned %d object(s) on request: %s", len(objs), ", ".join(o.name for o in objs))
+        return ans
+
+    def srv_remove_objects_by_name(self, req: SrvRemoveObjectsByName) -> SrvRemoveObjectsAnswer:
+        """``remove_objects_by_name``: these objects, or none."""
+        ans = SrvRemoveObjectsAnswer(success=False)
+        with self.lock:
+            try:
+                gone = self.world.remove_many(list(req.objectIds))
+            except MvsimError as e:
+                ans.errorMessage = one_line(str(e))
+                return ans
+        ans.success = True
+        ans.objectIds.extend(o.name for o in gone)
+        return ans
+
+    def srv_remove_spawned_objects(self, req: SrvRemoveSpawnedObjects) -> SrvRemoveObjectsAnswer:
+        """``remove_spawned_objects``: every object added while running."""
+        ans = SrvRemoveObjectsAnswer(success=False)
+        with self.lock:
+            gone = self.world.remove_spawned()
+        ans.success = True
+        ans.objectIds.extend(o.name for o in gone)
+        return ans

@@ -24,6 +24,7 @@ import pytest
 import zmq
 
 from mvsim_core.comms import Client, CommsError
+from mvsim_core.comms.errors import ServiceError
 from mvsim_core.comms.proto import (
     ObservationLidar2D_pb2,
     SrvGetPose_pb2,
@@ -196,6 +197,28 @@ def test_set_pose_teleports(client):
     p = _get(client, "r1").pose
     assert (p.x, p.y, p.yaw) == pytest.approx((g.x, g.y, g.yaw), abs=1e-6)
     assert _set(client, "r1", -10.0, 0.0, 0.0).success
+
+
+def test_objects_spawned_from_another_process_are_seen_and_removed(client):
+    """``spawn_xml_objects`` into `mvsim launch`: r1's lidar (0.2 m ahead of r1, stopped at x = -10 facing +x) reads
+    the cube's face (x = 0) at 9.8 m instead of box1's (x = 4.5) at 14.3 m, until ``remove_spawned_objects``; bad XML
+    answers why and changes nothing."""
+    assert _twist(client, "r1", 0.0, 0.0).success
+    assert _set(client, "r1", -10.0, 0.0, 0.0).success
+    with pytest.raises(ServiceError, match=r"failed: object 0: .*<spawn request>:1: start tag <block> is never "
+                                           r"finished; add '>'$"):
+        client.spawn_object("<block", "cube")
+    cube = ("<block><static>true</static><shape><pt>0 -0.5</pt><pt>0.3 -0.5</pt><pt>0.3 0.5</pt><pt>0 0.5</pt>"
+            "</shape></block>")
+    assert client.spawn_object(cube, "cube", (0.0, 0.0, 0.0)) == "cube"
+    c = _get(client, "cube")
+    assert (c.success, c.pose.x, c.pose.y) == (True, 0.0, 0.0)
+    scan = _collect(client, "/r1/laser1_scan", 2)[-1][1]
+    assert scan.scanRanges[90] == pytest.approx(9.8, abs=0.02)
+    assert client.remove_spawned_objects() == ["cube"]
+    assert not _get(client, "cube").success
+    scan = _collect(client, "/r1/laser1_scan", 2)[-1][1]
+    assert scan.scanRanges[90] == pytest.approx(14.3, abs=0.02)
 
 
 # ---------------------------------------------------------------------- topics across processes

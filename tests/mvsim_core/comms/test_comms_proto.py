@@ -100,7 +100,8 @@ def test_exactly_the_upstream_set_in_mvsim_msgs():
 def test_our_messages_live_in_their_own_package():
     names = sorted(mvsim_core_msgs_pb2.DESCRIPTOR.message_types_by_name)
     assert names == ["Image", "ObservationGNSS", "ObservationIMU", "ObservationImage", "ObservationLidar3D",
-                     "ObservationRGBD", "Quaternion", "Vector3"]
+                     "ObservationRGBD", "Quaternion", "SpawnObject", "SrvRemoveObjectsAnswer", "SrvRemoveObjectsByName",
+                     "SrvRemoveSpawnedObjects", "SrvSpawnXmlObjects", "SrvSpawnXmlObjectsAnswer", "Vector3"]
     assert mvsim_core_msgs_pb2.DESCRIPTOR.package == "mvsim_core_msgs"
     assert message_class("mvsim_core_msgs.ObservationLidar3D") is mvsim_core_msgs_pb2.ObservationLidar3D
     for n in names:  # the stamp convention shared by every observation

@@ -75,7 +75,8 @@ def _twist(caller, name, vx, vy, wz):
 def test_node_services_and_topics_are_registered(served):
     world, comms, caller = served
     assert caller.list_nodes() == ["World", "caller"]
-    for s in ("set_pose", "get_pose", "set_controller_twist", "shutdown"):
+    for s in ("set_pose", "get_pose", "set_controller_twist", "shutdown", "spawn_xml_objects", "remove_objects_by_name",
+              "remove_spawned_objects"):
         info = caller.service_info(s)
         assert info.success and info.serviceNodeName == "World"
     topics = {t.topicName: t.topicType for t in caller.list_topics()}
