@@ -133,6 +133,12 @@ def qos_clock() -> QoSProfile:
     return _profile(1, reliable=False)
 
 
+def qos_runtime_objects() -> QoSProfile:
+    """``runtime_objects`` and ``runtime_overlays`` subscriptions: reliable, volatile, depth 10 (a transient-local
+    publisher matches too, and its last message arrives when the node starts)."""
+    return _profile(10)
+
+
 def qos_command() -> QoSProfile:
     """``cmd_vel`` and ``ackermann_cmd`` subscriptions: reliable, volatile, depth 10 (as upstream)."""
     return _profile(10)

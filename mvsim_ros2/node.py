@@ -25,6 +25,10 @@ default) advances ``lockstep_step`` simulated seconds, publishes everything due 
 ``success=true`` with ``message`` = the new simulated time in seconds. Setting ``lockstep`` false resumes real-time
 pacing from the current time (so ``lockstep`` doubles as pause).
 
+Run-time objects: ``runtime_objects`` and ``runtime_overlays`` (visualization_msgs/MarkerArray) in, each marker a
+block, and ``objects_ground_truth`` (TFMessage, with ``objects_ground_truth_rate`` > 0) out
+(:mod:`mvsim_ros2.runtime_objects`). Vehicles added or removed over ZMQ get (lose) their topics after the next step.
+
 Services: ``~/step`` and the ``simulation_interfaces`` ones (reset, spawn, delete, get/set entity state, step, play /
 pause; :mod:`mvsim_ros2.simulation_services`).
 
@@ -65,10 +69,11 @@ try:  # ROS 2 is optional at import time, so that `mvsim_node` can say clearly w
     from rclpy.node import Node
     from rosgraph_msgs.msg import Clock
     from std_srvs.srv import Trigger
+    from tf2_msgs.msg import TFMessage
     from visualization_msgs.msg import MarkerArray
 
     from mvsim_ros2 import conversions as cv
-    from mvsim_ros2 import naming, simulation_services, zmq_bridge
+    from mvsim_ros2 import naming, runtime_objects, simulation_services, zmq_bridge
     from mvsim_ros2 import vehicle_publishers as vp
     from mvsim_ros2.audience import counted_publisher
     from mvsim_ros2.commands import CommandInputs
@@ -199,6 +204,7 @@ class MvsimNode(Node):
             self._make_vehicle(veh)
 
         self.create_service(Trigger, "~/step", self._srv_step)
+        self.runtime_objects = runtime_objects.start(self)
         self.sim_services = simulation_services.start(self)  # simulation_interfaces; None without the package
         self._start_zmq()
         self.add_on_set_parameters_callback(self._on_set_parameters)
@@ -207,6 +213,7 @@ class MvsimNode(Node):
         self._publish_periodic()
         self._next_periodic = self.world.time + self.tf_period
         self.world.add_step_listener(self._after_step)
+        self._rebuilds_seen = self.world.rebuilds
         self.runner.reanchor()
         n_sensors = len(self._sensors)
         self.get_logger().info(
@@ -252,6 +259,12 @@ class MvsimNode(Node):
         depth = max(1, len(self._grids))
         self._map_pub = self.create_publisher(OccupancyGridMsg, "simul_map", naming.qos_latched(depth))
         self._map_meta_pub = self.create_publisher(MapMetaData, "simul_map_metadata", naming.qos_latched(depth))
+        self._gt_pub, self._gt_msg = None, None  # objects_ground_truth, when asked for
+        self._gt_period = 1.0 / self.opts.objects_ground_truth_rate if self.opts.objects_ground_truth_rate > 0 else 0.0
+        self._next_gt = self.world.time
+        if self._gt_period:
+            self._gt_pub = self.create_publisher(TFMessage, "objects_ground_truth",
+                                                 naming.qos_state(self.opts.publisher_history_len))
         self._all_markers_pub = None  # simul_chassis_markers: only where the vehicles' frames are distinct
         if self.world.vehicles and (self.opts.shared_tf_tree or len(self.world.vehicles) == 1):
             self._all_markers_pub = self.create_publisher(MarkerArray, naming.CHASSIS_MARKERS_ALL,
@@ -329,6 +342,7 @@ class MvsimNode(Node):
         self._publish_static()
         self._publish_periodic()
         self._next_periodic = self.world.time + self.tf_period
+        self._next_gt = self.world.time
 
     def _drop_vehicle(self, link: vp.VehicleLink) -> None:
         """Destroy a departed vehicle's publishers (its own, its sensors', its log topics) and command inputs."""
@@ -357,6 +371,9 @@ class MvsimNode(Node):
         command watchdog. When something is due, /clock at the step's time goes out first (if it has not yet), so
         that no subscriber sees a stamp ahead of /clock; a step with nothing due publishes nothing."""
         t = world.time
+        if world.rebuilds != self._rebuilds_seen:  # objects added or removed (ZMQ, markers, services)
+            self._rebuilds_seen = world.rebuilds
+            self.sync_vehicles()
         for link in self._vehicles:
             if link.vehicle.collision:
                 link.collided = True
@@ -367,10 +384,15 @@ class MvsimNode(Node):
                 s.prev = obs
                 fresh.append((s, obs))
         periodic = t >= self._next_periodic - 1e-9
-        if (fresh or periodic) and t != self._clock_sent:
+        gt_due = self._gt_pub is not None and t >= self._next_gt - 1e-9
+        if (fresh or periodic or gt_due) and t != self._clock_sent:
             self.publish_clock()
         for s, obs in fresh:
             s.publish(obs)
+        if gt_due:
+            self._publish_ground_truth()
+            while self._next_gt <= t + 1e-9:
+                self._next_gt += self._gt_period
         if self._commanded:
             self._watchdog(t)
         if periodic:
@@ -474,6 +496,15 @@ class MvsimNode(Node):
                 self.published += vp.publish_log(link, self.world, self.counted_publisher, o.publisher_history_len)
         if any(link.markers_changed for link in self._vehicles):
             self._publish_all_markers(t)
+
+    def _publish_ground_truth(self) -> None:
+        """``objects_ground_truth``: every object's pose now (:mod:`mvsim_ros2.runtime_objects`)."""
+        if self._gt_pub is None:
+            return
+        self._gt_msg = runtime_objects.ground_truth_msg(self.world, self.opts.world_frame_id,
+                                                        self.stamp_time(self.world.time), self._gt_msg)
+        self._gt_pub.publish(self._gt_msg)
+        self.published += 1
 
     def _publish_all_markers(self, t: float) -> None:
         """``simul_chassis_markers``: every vehicle's chassis markers in one latched MarkerArray (namespaces
