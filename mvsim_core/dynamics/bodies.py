@@ -220,6 +220,7 @@ class Bodies:
         self._contact_names = [*self.vehicle_bodies, *self.block_bodies]
         self._contact_bodies = [self._body(n) for n in self._contact_names]
         self._collision_order = [*self.vehicle_bodies, *self._block_names]
+        self._flags = np.zeros(len(self._contact_names), dtype=np.bool_)
         self._contact_addrs: np.ndarray | None = None
         if self.raw and raw_contacts_ok():
             self._contact_addrs = np.array([body_address(b) for b in self._contact_bodies], dtype=np.int64)
@@ -566,6 +567,10 @@ class Bodies:
         return list(self._wheel_fixtures[name])
 
     # ------------------------------------------------------------------ occupancy grids
+    def moving_positions(self) -> np.ndarray:
+        """Origins (m, world frame) of the dynamic bodies (:attr:`moving`: vehicles, then dynamic blocks), n×2."""
+        return self._positions()
+
     def _positions(self) -> np.ndarray:
         """Origins (m, world frame) of the moving bodies, n×2."""
         if self.raw:
@@ -605,19 +610,26 @@ class Bodies:
 
         Read by a compiled walk over Box2D's contact lists when :func:`raw_contacts_ok` (~1 µs for 5 vehicles in a
         corridor, against ~35 µs through pybox2d, ~115 µs with a threshold and its b2Distance calls)."""
+        out = dict.fromkeys(self._collision_order, False)
+        out.update(zip(self._contact_names, self.contact_flags(threshold).tolist(), strict=True))
+        return {n: out[n] for n in self._collision_order}
+
+    @property
+    def contact_names(self) -> list[str]:
+        """Names of the bodies :meth:`contact_flags` reports on: the vehicles, then the blocks with a body."""
+        return self._contact_names
+
+    def contact_flags(self, threshold: float) -> np.ndarray:
+        """(n,) bool: :meth:`collisions` of the bodies in :attr:`contact_names` order, as an array (no dict)."""
         if self._contact_addrs is not None:
-            flags = np.zeros(len(self._contact_addrs), dtype=np.bool_)
+            flags = self._flags
+            flags[:] = False
             if collision_flags_raw(*memory(), self._contact_addrs, float(threshold), flags) == 0:
-                out = dict.fromkeys(self._block_names, False)
-                out.update(zip(self._contact_names, flags.tolist(), strict=True))
-                return {n: out[n] for n in self._collision_order}
+                return flags
             log.warning("unexpected Box2D contact data; collision flags go through the pybox2d API from now on")
             self._contact_addrs = None
         index = {b: k for k, b in enumerate(self._contact_bodies)}
-        flags_api = collision_flags_api(self.b2world, index, float(threshold))
-        out = dict.fromkeys(self._collision_order, False)
-        out.update(zip(self._contact_names, flags_api, strict=True))
-        return out
+        return np.array(collision_flags_api(self.b2world, index, float(threshold)), dtype=np.bool_).reshape(-1)
 
 
 def _per_body(n: int, *values: ArrayLike) -> list[np.ndarray]:

@@ -160,3 +160,4 @@ def apply_raw(f32: np.ndarray, i32: np.ndarray, base: np.ndarray, flag_idx: np.n
         f32[base[i] + OFF_F + 1] += fy[i]
         f32[base[i] + OFF_T] += tq[i]
     return True
+

@@ -122,6 +122,23 @@ def track_poses(t: float, start: np.ndarray, times: np.ndarray, frames: np.ndarr
         out[k, 3], out[k, 4], out[k, 5] = _ypr(cw, cx, cy, cz)
 
 
+@njit(cache=True)
+def track_advance(t0: float, t1: float, start: np.ndarray, times: np.ndarray, frames: np.ndarray, base: np.ndarray,
+                  loop_from: np.ndarray, period: np.ndarray, out: np.ndarray, jump: np.ndarray) -> None:
+    """:func:`track_poses` at ``t1`` and, into ``jump``, whether each track wraps within (t0, t1] (the rule of
+    :meth:`KeyframeTracks.wraps`)."""
+    track_poses(t1, start, times, frames, base, loop_from, out)
+    for k in range(period.shape[0]):
+        p = period[k]
+        if p <= 0.0:
+            jump[k] = False
+            continue
+        lo = loop_from[k]
+        n0 = math.floor((t0 - lo) / p + 1e-12)
+        n1 = math.floor((t1 - lo) / p + 1e-12)
+        jump[k] = (t1 - lo > p - 1e-12) and n1 > n0
+
+
 def _frame(pose: Sequence[float]) -> list[float]:
     x, y, z, yaw, pitch, roll = (float(v) for v in pose)
     return [x, y, z, *_quat(yaw, pitch, roll)]
@@ -138,6 +155,7 @@ class KeyframeTracks:
 
     Attributes:
         period: (N,) each track's period (s): its last keyframe time minus ``loop_from`` (0: it never repeats).
+        last_poses, last_jump: the arrays :meth:`poses` and :meth:`advance` write into (reused by every call).
     """
 
     def __init__(self, tracks: Sequence[tuple[Sequence[float], Sequence]],
@@ -151,6 +169,8 @@ class KeyframeTracks:
         self.loop_from = np.zeros(len(tracks)) if loop_from is None else np.array(loop_from, dtype=np.float64)
         self.period = np.maximum(last - self.loop_from, 0.0)
         self._out = np.zeros((len(tracks), 6))
+        self._jump = np.zeros(len(tracks), dtype=np.bool_)
+        self.last_poses, self.last_jump = self._out, self._jump  # what poses / advance wrote last
 
     def __len__(self) -> int:
         return len(self.base)
@@ -160,6 +180,13 @@ class KeyframeTracks:
         next call."""
         track_poses(float(t), self.start, self.times, self.frames, self.base, self.loop_from, self._out)
         return self._out
+
+    def advance(self, t0: float, t1: float) -> tuple[np.ndarray, np.ndarray]:
+        """(N, 6) poses at ``t1`` (as :meth:`poses`) and (N,) whether each track starts its period again within
+        (t0, t1] (as :meth:`wraps`), in one compiled call; both arrays are reused by the next call."""
+        track_advance(float(t0), float(t1), self.start, self.times, self.frames, self.base, self.loop_from,
+                      self.period, self._out, self._jump)
+        return self._out, self._jump
 
     def wraps(self, t0: float, t1: float) -> np.ndarray:
         """(N,) whether a track starts its period again within (t0, t1] (s): its pose jumps there."""

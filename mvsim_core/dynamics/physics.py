@@ -36,6 +36,7 @@ import numpy as np
 from mvsim_core.dynamics.chassis_supports import ChassisSupports
 from mvsim_core.dynamics.faults import Blowup
 from mvsim_core.dynamics.friction.base import P_CRR, P_MU
+from mvsim_core.dynamics.kinematic_drive import JUMP, SLEEP, WAKE, drive_tracks
 from mvsim_core.dynamics.vehicle_kernels import post_update, vehicle_forces
 from mvsim_core.dynamics.wheels import WheelArrays
 from mvsim_core.errors import MvsimError
@@ -76,8 +77,10 @@ class Physics:
         n = len(self.vehicles)
         self.bodies = Bodies(world)
         self.wheels = WheelArrays(self.vehicles, self.gravity)
+        # ground under the wheels: static blocks and drivable ones (ramps, bumps); blocks that move (pushed or
+        # keyframed) are walls for vehicles in the 2D physics, never under them
         self.terrain = Terrain(world.elements, [b for b in world.blocks.values()
-                                                if not b.is_intangible or b.is_drivable])
+                                                if b.is_drivable or (b.is_static and not b.is_intangible)])
         self.flat_z = self.terrain.flat_z
         self.dynamic_blocks = [name for name, b in world.blocks.items()
                                if not b.is_static and not b.is_intangible and name in self.bodies.block_bodies]
@@ -122,6 +125,7 @@ class Physics:
         self.faulty[:] = False
         self.steps = 0
         self._colliding: set[str] = set()
+        self._collision_threshold = float(world.params["collision_threshold"])
         for k, v in enumerate(self.vehicles):
             v.attach_physics(self, k)
 
@@ -163,6 +167,17 @@ class Physics:
             tracks.append(((0.0, 0.0, 0.0, 0.0, 0.0, 0.0), frames))
             loop_from.append(start)
         self.animated = names  # the rows with a kinematic body
+        self._anim_raw = self.bodies._raw_batch(names) if names and self.bodies.raw else None
+        nb = len(names)
+        self._anim_radius = np.array([self.bodies.max_radius[n] for n in names], dtype=np.float64)
+        self._anim_awake = np.ones(nb, dtype=np.bool_)  # kinematic bodies are made awake
+        self._anim_stale = np.zeros((nb, 2))  # where a sleeping one's body was left (m, world)
+        self._anim_change = np.zeros(nb, dtype=np.int64)
+        moving = self.bodies.moving
+        self._dyn_radius = np.array([self.bodies.max_radius[n] for n in moving], dtype=np.float64)
+        self._dyn_idx = (np.ascontiguousarray(self.bodies._raw_batch(moving).read_idx[:, :2]) if self._anim_raw
+                         is not None and moving else np.zeros((0, 2), dtype=np.int64))
+        self._dyn_xy = np.zeros((len(self._dyn_idx), 2))
         ghosts = [b for name, b in blocks.items() if b.is_animated and name not in self.bodies.block_bodies]
         self.moving_planes = [e for e in self.world.elements if isinstance(e, HorizontalPlane) and e.is_animated]
         for b in ghosts:
@@ -214,6 +229,8 @@ class Physics:
                 or self.bodies.actor_bodies.get(name))
         if body is not None:
             body.transform = ((x, y), yaw)
+        if name in self.animated:  # back on its track at the next step; if it sleeps, its body is here now
+            self._anim_stale[self.animated.index(name)] = (x, y)
         if name in self.world.vehicles:
             k = self.names.index(name)
             self.state[:] = self.bodies.read_states(self.names)
@@ -317,29 +334,63 @@ class Physics:
         if not self._anim_objs:
             return
         nb = len(self.animated)
-        tr = self.tracks
-        p1 = tr.poses(t + dt)
+        tr, raw = self.tracks, self._anim_raw
+        todo = 0
+        if raw is not None:
+            b = self.bodies
+            todo = drive_tracks(t, t + dt, tr.start, tr.times, tr.frames, tr.base, tr.loop_from, tr.period,
+                                tr.last_poses, tr.last_jump, b._f32, b._i32, raw.base, raw.flag_idx, self._anim_radius,
+                                self._dyn_idx, self._dyn_radius, self._dyn_xy, self._anim_awake, self._anim_stale,
+                                self._anim_change)
+            p1, jump = tr.last_poses, tr.last_jump
+        else:
+            p1, jump = tr.advance(t, t + dt)
         if nb < len(p1):
             self.anim_poses[nb:] = p1[nb:]
             if self.moving_planes:
                 self.terrain.refresh_planes()
                 self.terrain_obstacles.ground_moved(self.state, [e.rect for e in self.moving_planes])
-        self._anim_next = p1.copy()
+        self._anim_next = p1
         if not nb:
             return
-        q1 = p1[:nb]
-        st = self.bodies.read_states(self.animated)
-        vx = (q1[:, 0] - st[:, 0]) / dt
-        vy = (q1[:, 1] - st[:, 1]) / dt
-        w = ((q1[:, 3] - st[:, 2] + math.pi) % (2.0 * math.pi) - math.pi) / dt
-        jump = tr.wraps(t, t + dt)[:nb]
-        if jump.any():
-            for k in np.flatnonzero(jump).tolist():
+        if raw is None:  # every body driven through the API
+            q1, jb = p1[:nb], jump[:nb]
+            st = self.bodies.read_states(self.animated)
+            vx = np.where(jb, 0.0, (q1[:, 0] - st[:, 0]) / dt)
+            vy = np.where(jb, 0.0, (q1[:, 1] - st[:, 1]) / dt)
+            w = np.where(jb, 0.0, ((q1[:, 3] - st[:, 2] + math.pi) % (2.0 * math.pi) - math.pi) / dt)
+            self.bodies.set_velocities(self.animated, vx, vy, w)
+            for k in np.flatnonzero(jb).tolist():
                 self._anim_bodies[k].transform = ((float(q1[k, 0]), float(q1[k, 1])), float(q1[k, 3]))
-            vx[jump] = 0.0
-            vy[jump] = 0.0
-            w[jump] = 0.0
-        self.bodies.set_velocities(self.animated, vx, vy, w)
+        elif todo:
+            self._change_bodies(p1, jump, dt)
+
+    def _change_bodies(self, p1: np.ndarray, jump: np.ndarray, dt: float) -> None:
+        """The state changes :func:`~mvsim_core.dynamics.kinematic_drive.drive_tracks` asked for: a body woken is
+        put where its track has it now and given the velocity to ``p1``; one put to sleep stops where it is; one
+        whose track wraps jumps to ``p1``."""
+        now = self.anim_poses
+        for k in np.flatnonzero(self._anim_change).tolist():
+            change, body = int(self._anim_change[k]), self._anim_bodies[k]
+            if change == WAKE:
+                if jump[k]:
+                    body.transform = ((float(p1[k, 0]), float(p1[k, 1])), float(p1[k, 3]))
+                    vx = vy = w = 0.0
+                else:
+                    body.transform = ((float(now[k, 0]), float(now[k, 1])), float(now[k, 3]))
+                    vx, vy = (p1[k, 0] - now[k, 0]) / dt, (p1[k, 1] - now[k, 1]) / dt
+                    w = ((p1[k, 3] - now[k, 3] + math.pi) % (2.0 * math.pi) - math.pi) / dt
+                body.awake = True
+                self.bodies._set_velocity_api(body, float(vx), float(vy), float(w))
+                self._anim_awake[k] = True
+            elif change == SLEEP:
+                body.linearVelocity = (0.0, 0.0)
+                body.angularVelocity = 0.0
+                body.awake = False
+                self._anim_stale[k] = body.position.tuple
+                self._anim_awake[k] = False
+            elif change == JUMP:
+                body.transform = ((float(p1[k, 0]), float(p1[k, 1])), float(p1[k, 3]))
 
     def fit_terrain(self) -> None:
         """Stage 1: z, pitch, roll of every vehicle from its wheel contacts and the gravity along the slope on every
@@ -445,7 +496,7 @@ class Physics:
             blk.state_pose = (x, y, z, a, pitch, roll)
         if self._anim_next is not None:
             # where the tracks say, exactly (Box2D keeps float32); the objects read their poses from here
-            self.anim_poses[:] = self._anim_next
+            self.anim_poses[:] = self._anim_next  # (a copy: the tracks reuse their array)
             self._anim_next = None
         if blown:
             self.bodies.heal_static()
@@ -485,8 +536,9 @@ class Physics:
 
     def _collisions(self) -> None:
         """``collision`` = touching now; ``had_collision`` latches until the user resets it."""
-        flags = self.bodies.collisions(float(self.world.params["collision_threshold"]))
-        now = {name for name, hit in flags.items() if hit}
+        flags = self.bodies.contact_flags(self._collision_threshold)
+        names = self.bodies.contact_names
+        now = {names[k] for k in np.flatnonzero(flags).tolist()}
         for name in self._colliding - now:
             obj = self.world.vehicles.get(name) or self.world.blocks.get(name)
             if obj is not None:

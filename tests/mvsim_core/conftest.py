@@ -1,4 +1,4 @@
-"""Helpers for the mvsim_core tests (objects, xml): load a world written into ``tmp_path``, or parse XML text into nodes."""
+"""Helpers for the mvsim_core tests: load a world written into ``tmp_path``, or parse XML text into nodes."""
 
 from __future__ import annotations
 

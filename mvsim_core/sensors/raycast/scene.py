@@ -93,6 +93,7 @@ class RaycastScene:
                          boxes=boxes)
         for b in self._dynamic_blocks:
             m.add_object(np.asarray(b.footprint, dtype=np.float64), float(b.zmin), float(b.zmax), owner=NO_OWNER)
+        self._animated_rows = [j for j, b in enumerate(self._dynamic_blocks) if b.is_animated]
         self._actors = list(world.actors.values())
         for a in self._actors:
             m.add_object(a.footprint, a.zmin, a.zmax, owner=NO_OWNER)
@@ -148,6 +149,9 @@ class RaycastScene:
             wheel_yaw: Any = ph.wheels.yaw
             if self._dynamic_blocks:
                 pose[nv:nv + len(self._dynamic_blocks)] = ph.bodies.read_states(ph.dynamic_blocks)[:, :3]
+                for j in self._animated_rows:  # its track's pose (its body may sleep far from everything)
+                    x, y, _, yaw, _, _ = self._dynamic_blocks[j].pose
+                    pose[nv + j] = (x, y, yaw)
         else:
             for k, v in enumerate(self._vehicles):
                 x, y, zz, yaw, _, _ = v.pose

@@ -73,7 +73,27 @@ def test_a_block_follows_its_keyframes_and_starts_over_after_its_period(tmp_path
         w.run(t - w.time)
         x, y, _, yaw, _, _ = b.pose
         assert (x, y, yaw) == pytest.approx(want, abs=1e-9), t
-        assert (body.position[0], body.position[1]) == pytest.approx(want[:2], abs=1e-5)  # Box2D: float32
+        # nothing dynamic in this world: Box2D lets the body sleep where it was at the first step
+        assert not body.awake and (body.position[0], body.position[1]) == pytest.approx((0, 0), abs=1e-5)
+
+
+def test_a_sleeping_mover_wakes_on_its_track_when_a_body_comes_near(tmp_path):
+    """Kinematic bodies far (> 0.5 m beyond both bounding circles) from every dynamic body sleep; a robot arriving
+    near one wakes it where its track has it, and from then on Box2D drives it along the track."""
+    robot = ('<vehicle name="r1"><dynamics class="differential"/><init_pose>-10 -10 0</init_pose></vehicle>')
+    w = world(tmp_path, square_block("mover", "0 0 0", FRAMES) + robot)
+    body = w.start().physics.bodies.block_bodies["mover"]
+    w.run(1.0)
+    assert not body.awake and body.position[0] == pytest.approx(0.0, abs=1e-6)
+    w.set_pose("r1", 1.0, -1.2, 0.0)  # 1.2 m from the block's centre: within reach
+    w.run(0.005)
+    x, y = w.blocks["mover"].pose[:2]
+    assert body.awake and (body.position[0], body.position[1]) == pytest.approx((x, y), abs=1e-5)
+    w.run(1.5 - w.time)
+    assert body.awake and (body.position[0], body.position[1]) == pytest.approx((1.5, 0.0), abs=1e-5)
+    w.set_pose("r1", -10.0, -10.0, 0.0)
+    w.run(0.01)
+    assert not body.awake
 
 
 def test_a_lidar_reads_the_moving_distance(tmp_path):
