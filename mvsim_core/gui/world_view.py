@@ -55,7 +55,8 @@ class WorldView:
         self.show_forces = bool(gui["show_forces"])
         self.force_scale = float(gui["force_scale"])
         self.show_frusta = True
-        self.scene = SceneGeometry(world, world.start().physics)  # the view shows the running simulation
+        # the view shows the running simulation, visual-only blocks (overlays) included
+        self.scene = SceneGeometry(world, world.start().physics, visual_only=True)
         world.warnings.extend(w for w in self.scene.warnings if w not in world.warnings)
         self.renderer = SceneRenderer(self.scene, context=context)
         self.ctx = self.renderer.ctx
@@ -125,7 +126,7 @@ class WorldView:
         world = self.world
         self._rebuilds = world.rebuilds
         old = self.renderer
-        self.scene = SceneGeometry(world, world.physics)
+        self.scene = SceneGeometry(world, world.physics, visual_only=True)
         world.warnings.extend(w for w in self.scene.warnings if w not in world.warnings)
         self.renderer = SceneRenderer(self.scene, context=self.ctx)
         old.close()

@@ -3,7 +3,10 @@
 A block is a prism: a 2D footprint polygon (block frame, m, counter-clockwise) extruded from ``zmin`` to ``zmax``
 (m above the block's pose). The footprint comes from ``<shape>``, from a ``<geometry>`` primitive, or from the
 visual model (``<shape_from_visual/>``). Blocks are dynamic bodies unless ``static``; ``intangible`` ones have no
-body at all.
+body at all (nothing collides with them; 2D lidars do not see them, 3D lidars and cameras do, as upstream's rendered
+sensors draw them). ``visual_only`` ones (an extension of ours: the ROS ``runtime_overlays`` of upstream v1.4 are
+such blocks) are intangible and, besides, seen by no sensor at all, nor ground for vehicles: only the viewer draws
+them.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ BLOCK_PARAMS: tuple[Param, ...] = (
     Param("restitution", Kind.FLOAT, 0.01, min=0.0),
     Param("color", Kind.COLOR, (0, 0, 255, 255)),
     Param("intangible", Kind.BOOL, False),
+    Param("visual_only", Kind.BOOL, False, doc="drawn by the viewer only: intangible and unseen by every sensor"),
     Param("static", Kind.BOOL, False),
     Param("visual_scale", Kind.FLOAT, math.nan, positive=False),
     Param("linear_damping", Kind.FLOAT, 0.1, "1/s", min=0.0),
@@ -186,17 +190,26 @@ class Block:
 
     @property
     def is_intangible(self) -> bool:
-        return bool(self.params["intangible"])
+        """No body: nothing collides with it and 2D lidars do not see it (``<intangible>``, or ``<visual_only>``)."""
+        return bool(self.params["intangible"]) or self.is_visual_only
+
+    @property
+    def is_visual_only(self) -> bool:
+        """Drawn by the viewer and nothing else (``<visual_only>``): intangible, not ground, seen by no sensor
+        (neither lidars nor cameras): what upstream calls an overlay (ROS ``runtime_overlays``)."""
+        return bool(self.params["visual_only"])
 
     @property
     def is_drivable(self) -> bool:
         """A ramp or a semi-cylinder bump: vehicles drive onto it (its top is their ground, tangible or not) and
-        never collide with its body; other bodies and every sensor still meet it as solid."""
-        return self.geometry is not None and self.geometry.type in DRIVABLE_GEOMETRIES
+        never collide with its body; other bodies and every sensor still meet it as solid. Never a visual-only
+        block (only the viewer knows of it)."""
+        return (self.geometry is not None and self.geometry.type in DRIVABLE_GEOMETRIES
+                and not self.is_visual_only)
 
     def summary(self) -> str:
-        kind = ("intangible" if self.is_intangible else "animated" if self.is_animated else "static" if self.is_static
-                else "dynamic")
+        kind = ("visual-only" if self.is_visual_only else "intangible" if self.is_intangible
+                else "animated" if self.is_animated else "static" if self.is_static else "dynamic")
         shape = self.geometry.type if self.geometry else f"{len(self.footprint)}-gon"
         x, y, _, yaw, _, _ = self.pose
         return (f"{self.name}{f' [{self.class_name}]' if self.class_name else ''}: {kind} {shape}, "
@@ -252,7 +265,7 @@ def build_block(nodes: Sequence[XmlNode], ctx: ParseContext, *, name: str, class
         where = params.where.get("zmax") or inst
         raise ctx.error(where, f"block '{name}': zmax ({zmax:g} m) is below zmin ({zmin:g} m)")
     sim = parse_simulable(nodes, ctx, what="block", name=name)
-    if not params["intangible"]:
+    if not (params["intangible"] or params["visual_only"]):
         from mvsim_core.dynamics.body_check import rigid_body_problem
 
         problem = rigid_body_problem(footprint, None if params["static"] else float(params["mass"]))

@@ -15,7 +15,8 @@ What is in the scene (:class:`RaycastScene3D`), all in the world frame, metres:
   from its body, z, pitch, roll as declared), each animated block (where its keyframe track has it now) and each
   actor (its person-shaped figure, :meth:`~mvsim_core.objects.actor.Actor.figure`: a body cylinder and a head, as
   tall and wide as its collision size when that is given, else 1.8 m × 0.5 m; where its walk has it now).
-  Intangible blocks are drawn by upstream, hence seen by its rendered lidar: they are seen here too;
+  Intangible blocks are drawn by upstream, hence seen by its rendered lidar: they are seen here too — but not
+  visual-only ones (``<visual_only>``, the ROS ``runtime_overlays``), which upstream draws in its GUI only;
 * occupancy grids: each occupied cell (occupancy > 0.5) is a box from z = 0 to :data:`GRID_WALL_HEIGHT`.
   (Upstream draws a grid with MRPT's grid visualisation, a textured plane on the ground, so its rendered lidar does
   not meet the cells as obstacles; a 2D lidar sees them as infinitely tall. A fixed height — the default
@@ -356,7 +357,8 @@ class RaycastScene3D:
         if grids is None:
             grids = [GridCaster.from_grid_map(el.grid) for el in world.elements if isinstance(el, OccupancyGrid)]
         self.grids = list(grids)
-        self._static_blocks = [b for b in world.blocks.values() if b.is_static or b.is_intangible]
+        self._static_blocks = [b for b in world.blocks.values()
+                               if (b.is_static or b.is_intangible) and not b.is_visual_only]
         if physics is not None:
             self._vehicles = list(physics.vehicles)
             self._dynamic_blocks = [world.blocks[n] for n in physics.dynamic_blocks]

@@ -506,10 +506,11 @@ class SceneRenderer:
 # ---------------------------------------------------------------------------------------------------- per world
 def renderer_for(ctx: Any) -> SceneRenderer:
     """The renderer of the world a :class:`~mvsim_core.sensors.scheduler.SensorContext` samples from, built on first
-    use (scene geometry from the world and its live physics) and kept on the context."""
+    use (scene geometry from the world and its live physics, without the visual-only blocks that only the viewer
+    draws) and kept on the context."""
     r = ctx.__dict__.get("_scene_renderer")
     if r is None:
-        scene = SceneGeometry(ctx.world, ctx.physics)
+        scene = SceneGeometry(ctx.world, ctx.physics, visual_only=False)
         ctx.world.warnings.extend(w for w in scene.warnings if w not in ctx.world.warnings)
         r = SceneRenderer(scene)
         ctx.__dict__["_scene_renderer"] = r

@@ -16,7 +16,10 @@ Nodes (frames whose pose is read from the simulation at every frame):
   wheel's current yaw (steering) and spin angle;
 * one node per **block** (static, dynamic, intangible; ``<walls>`` segments are static blocks): its prism, or its
   geometry primitive (box, cylinder, sphere, ramp rising along local x, semi-cylinder bump across local y), or its
-  visual models; a dynamic block where Box2D has it, an animated one where its keyframe track has it now;
+  visual models; a dynamic block where Box2D has it, an animated one where its keyframe track has it now.
+  Visual-only blocks (``<visual_only>``: the ROS ``runtime_overlays``) only with ``visual_only=True``: the viewer
+  draws them, the cameras' scene (:func:`~.renderer.renderer_for`) leaves them out, as upstream draws overlays in its
+  GUI only;
 * one node per **actor** (its visuals, or — when it has none that loads, e.g. an animated FBX — the person-shaped
   stand-in of :meth:`~mvsim_core.objects.actor.Actor.figure`, 0.5 × 0.5 × 1.8 m unless its collision size is given),
   at its current pose: where its walk has taken it;
@@ -419,6 +422,8 @@ class SceneGeometry:
         world: the loaded world.
         physics: its physics state (live poses); None: the objects' declared poses.
         ground_grids: include ``ground_grid`` elements (lines).
+        visual_only: include visual-only blocks (``Block.is_visual_only``): True for the viewer, False for what
+            sensors see.
 
     Attributes:
         parts: (node index, part) pairs.
@@ -429,9 +434,11 @@ class SceneGeometry:
         warnings: visual models that could not be loaded (their objects fall back to prisms).
     """
 
-    def __init__(self, world: World, physics: Physics | None = None, *, ground_grids: bool = True) -> None:
+    def __init__(self, world: World, physics: Physics | None = None, *, ground_grids: bool = True,
+                 visual_only: bool = True) -> None:
         self.world = world
         self.physics = physics
+        self.visual_only = visual_only
         self.parts: list[tuple[int, MeshPart]] = []
         self.node_names: list[str] = ["world"]
         self.warnings: list[str] = []
@@ -601,7 +608,7 @@ class SceneGeometry:
         self._wheel_mount = np.array(mount, dtype=np.float64).reshape(-1, 4)
 
     def _build_blocks(self) -> None:
-        blocks = list(self.world.blocks.values())
+        blocks = [b for b in self.world.blocks.values() if self.visual_only or not b.is_visual_only]
         self._blocks = blocks
         self._block_nodes = np.array([self._new_node(f"block:{b.name}") for b in blocks], dtype=np.int64)
         # bodies pushed around: poses from Box2D; animated blocks read their track's pose (exact, 3D) like the rest
