@@ -6,8 +6,9 @@ Each marker is one block of the world, named ``<topic>/<ns>/<id>`` (``<topic>/<i
 ``objects_ground_truth`` call it.
 
 * ``runtime_objects``: solid blocks (static: they block vehicles, lidars and cameras see them).
-* ``runtime_overlays``: intangible blocks (no collision, 2D lidars do not see them; drawn in the viewer; 3D lidars and
-  cameras do see them, unlike upstream where overlays are GUI-only).
+* ``runtime_overlays``: visual-only blocks (``<visual_only>``, see :mod:`mvsim_core.objects.block`): drawn in the
+  viewer and nowhere else, as upstream's GUI-only overlays: no collision, not ground, seen by no sensor (2D and 3D
+  lidars, RGB and depth cameras).
 
 Actions (``action``): ADD / MODIFY (0) creates the block, or replaces the one of the same ``ns`` and ``id`` made
 through the same topic; DELETE (2) removes it (nothing happens when there is none); DELETEALL (3) removes every
@@ -61,7 +62,7 @@ from mvsim_ros2 import conversions as cv
 from mvsim_ros2 import naming
 
 TOPICS: dict[str, bool] = {"runtime_objects": False, "runtime_overlays": True}
-"""Subscription topic (relative: under the node's namespace) → whether its blocks are overlays (intangible)."""
+"""Subscription topic (relative: under the node's namespace) → whether its blocks are overlays (visual-only)."""
 SUPPORTED = {Marker.CUBE: "CUBE", Marker.SPHERE: "SPHERE", Marker.CYLINDER: "CYLINDER",
              Marker.TRIANGLE_LIST: "TRIANGLE_LIST"}
 TYPE_NAMES = {Marker.ARROW: "ARROW", Marker.LINE_STRIP: "LINE_STRIP", Marker.LINE_LIST: "LINE_LIST",
@@ -169,7 +170,7 @@ def block_from_marker(m: Any, *, overlay: bool) -> tuple[str, tuple[float, float
         pose = (float(p.x), float(p.y), _yaw(q))
     rgba = "".join(f"{round(min(1.0, max(0.0, v)) * 255):02x}" for v in (c.r, c.g, c.b, c.a))
     pts = "".join(f"<pt>{x:.9g} {y:.9g}</pt>" for x, y in footprint)
-    what = "<intangible>true</intangible>" if overlay else "<static>true</static>"
+    what = "<visual_only>true</visual_only>" if overlay else "<static>true</static>"
     xml = (f"<block>{what}<color>#{rgba}</color><zmin>{zmin:.9g}</zmin><zmax>{zmax:.9g}</zmax>"
            f"<shape>{pts}</shape></block>")
     return xml, pose
@@ -211,7 +212,7 @@ class RuntimeObjects:
     Args:
         node: the :class:`mvsim_ros2.node.MvsimNode` (its ``world``, ``opts.world_frame_id`` and logger are used).
         topic: the topic, relative to the node's namespace (a key of :data:`TOPICS`).
-        overlay: intangible blocks (True) or solid static ones.
+        overlay: visual-only blocks (True) or solid static ones.
     """
 
     def __init__(self, node: Any, topic: str, overlay: bool) -> None:

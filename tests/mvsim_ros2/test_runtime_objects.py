@@ -60,7 +60,7 @@ def test_names() -> None:
 def test_a_cube_is_a_box_of_its_full_sizes_centred_on_its_pose() -> None:
     w = built(marker(Marker.CUBE, pos=(3.2, 0.0, 0.5), yaw=math.pi / 2, size=(0.4, 1.0, 0.6)))
     b = w.blocks["x"]
-    assert b.is_static and not b.is_intangible
+    assert b.is_static and not b.is_intangible and not b.is_visual_only
     assert (b.zmin, b.zmax) == pytest.approx((0.2, 0.8))
     assert b.pose[:2] == pytest.approx((3.2, 0.0)) and b.pose[3] == pytest.approx(math.pi / 2)
     assert np.abs(b.footprint).max(axis=0) == pytest.approx([0.2, 0.5])
@@ -96,7 +96,7 @@ def test_a_triangle_list_is_the_prism_of_its_convex_hull() -> None:
 
 def test_flat_decals_and_overlays() -> None:
     b = built(marker(Marker.CUBE, pos=(1.0, 2.0, 0.003), size=(0.5, 0.5, 0.0)), overlay=True).blocks["x"]
-    assert b.is_intangible
+    assert b.is_intangible and b.is_visual_only  # drawn by the viewer only (tests/mvsim_core/test_visual_only_blocks)
     assert b.zmax - b.zmin == pytest.approx(FLAT_THICKNESS) and (b.zmin + b.zmax) / 2 == pytest.approx(0.003)
     w = built(marker(Marker.CUBE, pos=(3.0, 0.0, 0.5)), overlay=True)
     assert centre_range(w) == pytest.approx(8.0 - 0.2, abs=0.01)  # a 2D lidar sees through an overlay
