@@ -11,6 +11,7 @@ What is built (:class:`Bodies`):
   restitution 0.01) plus one ``diameter x width`` box per wheel at (x, y), turned by the wheel yaw, density
   ``wheel mass / (diameter * width)`` (friction 0.5, restitution 0.05). Box2D mass = chassis + wheels; damping from
   the chassis.
+* a vehicle with keyframes: the same fixtures on a kinematic body, moved along its track;
 * actors: a kinematic circle of ``collision_radius`` each, moved along its walk (:mod:`mvsim_core.objects.actor`);
 * blocks: dynamic (density ``mass / area``), static (static body), animated (a kinematic body, moved by its
   keyframes: :meth:`mvsim_core.dynamics.physics.Physics.animate`) or intangible (no body); fixture friction =
@@ -234,9 +235,13 @@ class Bodies:
     def _build_vehicle(self, v: Vehicle) -> None:
         x, y, _, yaw, _, _ = v.sim.pose
         ch = v.chassis
-        body = self.b2world.CreateDynamicBody(position=(float(x), float(y)), angle=float(yaw),
-                                              linearDamping=float(ch.linear_damping),
-                                              angularDamping=float(ch.angular_damping))
+        if v.is_animated:  # moved along its keyframes (Physics.animate), never asleep (see _build_block)
+            body = self.b2world.CreateKinematicBody(position=(float(x), float(y)), angle=float(yaw),
+                                                    allowSleep=False)
+        else:
+            body = self.b2world.CreateDynamicBody(position=(float(x), float(y)), angle=float(yaw),
+                                                  linearDamping=float(ch.linear_damping),
+                                                  angularDamping=float(ch.angular_damping))
         body.userData = v.name
         fp = np.asarray(ch.footprint, dtype=np.float64).reshape(-1, 2)
         add_polygon(body, fp, mass=ch.mass, friction=CHASSIS_FRICTION, restitution=CHASSIS_RESTITUTION,

@@ -116,7 +116,8 @@ class Physics:
         in_batch = {k for k, _ in batched}
         self.individual = [v for k, v in enumerate(self.vehicles) if k not in in_batch]
         # ideal controllers: the twist imposed after each step; "passive" ones also get no force during it
-        self.ideal = np.array([v.controller.ideal_twist() is not None for v in self.vehicles], dtype=np.bool_)
+        self.ideal = np.array([v.controller.ideal_twist() is not None and not v.is_animated for v in self.vehicles],
+                              dtype=np.bool_)
         self.passive = self.ideal & np.array([not v.controller.friction_in_step for v in self.vehicles],
                                              dtype=np.bool_)
         self.faulty = np.zeros(n, dtype=np.bool_)  # vehicles found blown up in this step (reset at its end)
@@ -166,10 +167,20 @@ class Physics:
             self._anim_bodies.append(self.bodies.actor_bodies[name])
             tracks.append(((0.0, 0.0, 0.0, 0.0, 0.0, 0.0), frames))
             loop_from.append(start)
+        for k, v in enumerate(self.vehicles):
+            if v.is_animated:
+                names.append(v.name)
+                objs.append(v)
+                self._anim_bodies.append(self.bodies.vehicle_bodies[v.name])
+                tracks.append((v.sim.pose, v.sim.keyframes))
+                loop_from.append(0.0)
         self.animated = names  # the rows with a kinematic body
+        self._animated_vehicles = np.array([k for k, v in enumerate(self.vehicles) if v.is_animated], dtype=np.int64)
         self._anim_raw = self.bodies._raw_batch(names) if names and self.bodies.raw else None
         nb = len(names)
-        self._anim_radius = np.array([self.bodies.max_radius[n] for n in names], dtype=np.float64)
+        # vehicles never sleep (their state is read from their bodies): an infinite radius keeps them near
+        self._anim_radius = np.array([math.inf if n in self.bodies.vehicle_bodies else self.bodies.max_radius[n]
+                                      for n in names], dtype=np.float64)
         self._anim_awake = np.ones(nb, dtype=np.bool_)  # kinematic bodies are made awake
         self._anim_stale = np.zeros((nb, 2))  # where a sleeping one's body was left (m, world)
         self._anim_change = np.zeros(nb, dtype=np.int64)
@@ -198,7 +209,8 @@ class Physics:
             if k < len(names):
                 x, y, _, yaw, _, _ = (float(v) for v in self.anim_poses[k])
                 self._anim_bodies[k].transform = ((x, y), yaw)
-            obj.attach_track(self, k)
+            if hasattr(obj, "attach_track"):  # vehicles read their pose from the physics state
+                obj.attach_track(self, k)
         self.terrain.refresh_planes()
 
     def _settle_on_terrain(self) -> None:
@@ -275,6 +287,11 @@ class Physics:
         c, s = math.cos(yaw), math.sin(yaw)
         bvx, bvy = c * vx + s * vy, -s * vx + c * vy  # body frame
         self.twist[k] = (bvx, bvy, omega)
+        self._roll_wheels(k)
+
+    def _roll_wheels(self, k: int) -> None:
+        """Vehicle ``k``'s wheels spin at the speed that rolls them without slipping at its twist."""
+        bvx, bvy, omega = (float(v) for v in self.twist[k])
         w = self.wheels
         a, b = w.start[k], w.start[k + 1]
         cw, sw = np.cos(w.yaw[a:b]), np.sin(w.yaw[a:b])
@@ -484,6 +501,8 @@ class Physics:
         if post_update(self.state, self.twist, self.odo_prev, self.odometry, self.odo_mult, w.omega, w.phi,
                        w.vehicle, dt, RUNAWAY_SPEED, self.faulty):
             blown = self._vehicle_blowups()
+        for k in self._animated_vehicles.tolist():
+            self._roll_wheels(k)
         for name in self._loose_blocks:
             b = self.bodies.block_bodies[name]
             blk = self.world.blocks[name]

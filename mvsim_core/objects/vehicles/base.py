@@ -264,6 +264,13 @@ class Vehicle:
         return self.dynamics.wheels
 
     @property
+    def is_animated(self) -> bool:
+        """It has a keyframe ``<animation>``: its body follows the track in x, y and yaw (a kinematic body that
+        pushes what it meets and is pushed by nothing); z, pitch and roll come from the ground under its wheels, and
+        its wheels roll with its motion. Its controller's commands have no effect."""
+        return bool(self.sim.keyframes)
+
+    @property
     def pose(self) -> tuple[float, float, float, float, float, float]:
         """Current pose (x, y, z, yaw, pitch, roll) of the reference point, world frame, m / rad."""
         if self._physics is None:

@@ -161,3 +161,29 @@ def test_an_intangible_block_follows_its_keyframes_and_lidars_see_it(tmp_path):
     while w.time < 3.0 - 1e-9:
         w.step()
     assert w.blocks["ghost"].pose[:2] == pytest.approx((3.0, 1.0), abs=1e-9)
+
+
+def test_a_vehicle_follows_its_keyframes_rolls_its_wheels_and_pushes(tmp_path):
+    """A differential robot with the acceptance track: at (1, 0) at 1 s and (2, 1) at 3 s (Box2D's float32), its
+    twist and odometry those of the track, its wheels rolling at v / r; a crate in its way at (2, 1.6) is pushed."""
+    crate = ('<block name="crate"><init_pose>2 1.6 0</init_pose><mass>2</mass><zmax>0.3</zmax>'
+             '<shape><pt>-0.15 -0.15</pt><pt>0.15 -0.15</pt><pt>0.15 0.15</pt><pt>-0.15 0.15</pt></shape></block>')
+    w = world(tmp_path, '<vehicle name="r1"><dynamics class="differential"/><init_pose>0 0 0</init_pose>'
+                        f'<animation type="keyframes">{FRAMES}</animation></vehicle>' + crate)
+    v = w.vehicles["r1"]
+    assert v.is_animated
+    w.run(1.0)
+    x, y, _, yaw, _, _ = v.pose
+    assert (x, y, yaw) == pytest.approx((1.0, 0.0, 0.0), abs=1e-5)
+    assert v.twist == pytest.approx((1.0, 0.0, 0.0), abs=1e-3)  # 1 m/s along x
+    wh = w.physics.wheels
+    assert wh.omega[0] * wh.radius[0] == pytest.approx(1.0, abs=1e-3)  # rolling, no slip
+    assert wh.omega[1] * wh.radius[1] == pytest.approx(1.0, abs=1e-3)
+    w.run(2.0)
+    x, y, _, yaw, _, _ = v.pose
+    assert (x, y, yaw) == pytest.approx((2.0, 1.0, D(45)), abs=1e-5)
+    assert v.twist[2] == pytest.approx(D(45), abs=1e-3)
+    w.run(1.0 - 0.005)
+    assert w.blocks["crate"].pose[1] > 1.6 + 0.2  # pushed along +y
+    odo = v.odometry
+    assert math.hypot(odo[0], odo[1]) == pytest.approx(math.hypot(2.0, 2.0), rel=0.05)
