@@ -167,7 +167,7 @@ class Physics:
             self._anim_bodies.append(self.bodies.actor_bodies[name])
             tracks.append(((0.0, 0.0, 0.0, 0.0, 0.0, 0.0), frames))
             loop_from.append(start)
-        for k, v in enumerate(self.vehicles):
+        for v in self.vehicles:
             if v.is_animated:
                 names.append(v.name)
                 objs.append(v)
