@@ -73,8 +73,10 @@ def track_poses(t: float, start: np.ndarray, times: np.ndarray, frames: np.ndarr
     Args:
         start: (N + 1,) keyframe offsets per track.
         times: (K,) keyframe times (s), increasing within a track.
-        frames: (K, 7) keyframe poses relative to the track's base: x, y, z (m), unit quaternion w, x, y, z.
-        base: (N, 7) each track's initial pose, as frames.
+        frames: (K, 8) keyframe poses relative to the track's base: x, y, z (m), unit quaternion w, x, y, z, yaw
+            (rad).
+        base: (N, 9) each track's initial pose, as frames, then 1.0 for a planar track (base and keyframes turn
+            about z only: their yaws are interpolated instead of their quaternions, the same rotation for less).
         loop_from: (N,) where each track's periodic part starts (s; 0 for animations, see :func:`_track_time`).
     """
     for k in range(start.shape[0] - 1):
@@ -83,6 +85,24 @@ def track_poses(t: float, start: np.ndarray, times: np.ndarray, frames: np.ndarr
         j = a
         while j + 1 < b and times[j + 1] <= u:
             j += 1
+        if base[k, 8] != 0.0:  # planar track: turns about z only, so slerp is the shorter-arc yaw interpolation
+            f0 = frames[j]
+            px, py, pz, yaw = f0[0], f0[1], f0[2], f0[7]
+            if j + 1 < b and u > times[j]:
+                s = (u - times[j]) / (times[j + 1] - times[j])
+                f1 = frames[j + 1]
+                px += s * (f1[0] - px)
+                py += s * (f1[1] - py)
+                pz += s * (f1[2] - pz)
+                yaw += s * ((f1[7] - yaw + math.pi) % (2.0 * math.pi) - math.pi)
+            c, sn = math.cos(base[k, 7]), math.sin(base[k, 7])
+            out[k, 0] = base[k, 0] + c * px - sn * py
+            out[k, 1] = base[k, 1] + sn * px + c * py
+            out[k, 2] = base[k, 2] + pz
+            out[k, 3] = math.pi - (math.pi - (base[k, 7] + yaw)) % (2.0 * math.pi)  # in (-pi, pi]
+            out[k, 4] = 0.0
+            out[k, 5] = 0.0
+            continue
         if j + 1 < b and u > times[j]:
             s = (u - times[j]) / (times[j + 1] - times[j])
             f0, f1 = frames[j], frames[j + 1]
@@ -141,7 +161,11 @@ def track_advance(t0: float, t1: float, start: np.ndarray, times: np.ndarray, fr
 
 def _frame(pose: Sequence[float]) -> list[float]:
     x, y, z, yaw, pitch, roll = (float(v) for v in pose)
-    return [x, y, z, *_quat(yaw, pitch, roll)]
+    return [x, y, z, *_quat(yaw, pitch, roll), yaw]
+
+
+def _planar(pose: Sequence[float]) -> bool:
+    return float(pose[4]) == 0.0 and float(pose[5]) == 0.0
 
 
 class KeyframeTracks:
@@ -163,8 +187,9 @@ class KeyframeTracks:
         counts = [len(kf) for _, kf in tracks]
         self.start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         self.times = np.array([f.t for _, kf in tracks for f in kf], dtype=np.float64)
-        self.frames = np.array([_frame(f.pose) for _, kf in tracks for f in kf], dtype=np.float64).reshape(-1, 7)
-        self.base = np.array([_frame(p) for p, _ in tracks], dtype=np.float64).reshape(-1, 7)
+        self.frames = np.array([_frame(f.pose) for _, kf in tracks for f in kf], dtype=np.float64).reshape(-1, 8)
+        self.base = np.array([[*_frame(p), float(_planar(p) and all(_planar(f.pose) for f in kf))]
+                              for p, kf in tracks], dtype=np.float64).reshape(-1, 9)
         last = self.times[self.start[1:] - 1] if len(tracks) else np.zeros(0)
         self.loop_from = np.zeros(len(tracks)) if loop_from is None else np.array(loop_from, dtype=np.float64)
         self.period = np.maximum(last - self.loop_from, 0.0)

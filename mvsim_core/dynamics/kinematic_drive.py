@@ -35,7 +35,12 @@ KEEP, WAKE, SLEEP, JUMP = 0, 1, 2, 3
 
 
 @njit(cache=True)
-def _near(x: float, y: float, r: float, dyn: np.ndarray, dyn_r: np.ndarray, margin: float) -> bool:
+def _near(x: float, y: float, r: float, dyn: np.ndarray, dyn_r: np.ndarray, margin: float, box: np.ndarray) -> bool:
+    """Whether the circle (x, y, r + margin) meets a dynamic body's; ``box``: their bounding box (x0, y0, x1, y1,
+    largest radius), which rules most far circles out at once."""
+    reach = r + box[4] + margin
+    if x < box[0] - reach or x > box[2] + reach or y < box[1] - reach or y > box[3] + reach:
+        return False
     for j in range(dyn.shape[0]):
         dx, dy = x - dyn[j, 0], y - dyn[j, 1]
         d = r + dyn_r[j] + margin
@@ -69,15 +74,22 @@ def drive_tracks(t0: float, t1: float, start: np.ndarray, times: np.ndarray, fra
         The number of bodies whose ``change`` is not KEEP.
     """
     track_advance(t0, t1, start, times, frames, base, loop_from, period, out, jump)
+    box = np.empty(5)
+    box[0] = box[1] = np.inf
+    box[2] = box[3] = -np.inf
+    box[4] = 0.0
     for j in range(dyn_idx.shape[0]):
-        dyn[j, 0] = f32[dyn_idx[j, 0]]
-        dyn[j, 1] = f32[dyn_idx[j, 1]]
+        x, y = float(f32[dyn_idx[j, 0]]), float(f32[dyn_idx[j, 1]])
+        dyn[j, 0], dyn[j, 1] = x, y
+        box[0], box[1] = min(box[0], x), min(box[1], y)
+        box[2], box[3] = max(box[2], x), max(box[3], y)
+        box[4] = max(box[4], dyn_r[j])
     dt = t1 - t0
     todo = 0
     for i in range(body.shape[0]):
-        near = _near(out[i, 0], out[i, 1], radius[i], dyn, dyn_r, NEAR_MARGIN)
+        near = _near(out[i, 0], out[i, 1], radius[i], dyn, dyn_r, NEAR_MARGIN, box)
         if not near and not awake[i]:
-            near = _near(stale[i, 0], stale[i, 1], radius[i], dyn, dyn_r, NEAR_MARGIN)
+            near = _near(stale[i, 0], stale[i, 1], radius[i], dyn, dyn_r, NEAR_MARGIN, box)
         if not near:
             change[i] = SLEEP if awake[i] else KEEP
             todo += change[i] != KEEP
