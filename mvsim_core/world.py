@@ -270,14 +270,19 @@ class World:
             SimulationError: in a strict world, a body became NaN/inf or ran away (the message names it and the
                 step).
         """
-        physics, scheduler, dt = self._physics, self._scheduler, self._dt
-        if self._batch is not None:
-            raise MvsimError("world.step() inside world.batch(): leave the batch first (the physics is rebuilt "
-                             "when it ends)")
-        if physics is None or scheduler is None or dt is None:
+        if self._physics is None or self._scheduler is None or self._dt is None:
+            if self._batch is not None:
+                raise MvsimError("world.step() inside world.batch(): leave the batch first (the physics is rebuilt "
+                                 "when it ends)")
             self.start()
-            physics, scheduler, dt = self.physics, self.sensor_scheduler, self.timestep
         with self.step_guard or nullcontext():
+            # read under the guard: a service thread may have just rebuilt the physics (objects spawned, removed)
+            if self._batch is not None:
+                raise MvsimError("world.step() inside world.batch(): leave the batch first (the physics is rebuilt "
+                                 "when it ends)")
+            physics, scheduler, dt = self._physics, self._scheduler, self._dt
+            if physics is None or scheduler is None or dt is None:  # reset in another thread meanwhile
+                raise MvsimError("the world stopped while a step waited for it")
             t = self.time + dt  # the end of this step, as sensors and loggers stamp it
             physics.animate(self.time, dt)  # keyframed blocks forced to their poses (kinematic bodies)
             physics.fit_terrain()  # z, pitch, roll from the ground; slope gravity; terrain steps and grid walls

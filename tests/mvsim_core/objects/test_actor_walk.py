@@ -104,3 +104,27 @@ def test_a_vehicle_driving_into_an_actor_is_stopped_by_the_contact(tmp_path):
     assert hit
     assert v.pose[0] == pytest.approx(2.0 - 0.3 - 0.6, abs=0.05)
     assert w.actors["bob"].pose[:2] == pytest.approx((2.0, 0.0), abs=1e-9)
+
+
+def test_a_vehicle_driving_into_a_walkers_path_is_stopped_by_her(tmp_path):
+    """An actor paces across the robot's way (x = 2, y from -0.5 to 0.5 and back, looping); the robot, driving at
+    0.5 m/s along +x from far away (her body asleep until it comes near), is stopped by the contact at her circle's
+    near side (x = 1.7) and flagged as colliding."""
+    w = world(tmp_path, '<vehicle name="r1"><dynamics class="differential"><controller class="twist_pid"/>'
+                        '</dynamics><init_pose>-3 0 0</init_pose></vehicle>'
+                        '<actor name="ann"><walking_speed>0.5</walking_speed><path loop="true">'
+                        '<waypoint>2 -0.5 90</waypoint><waypoint>2 0.5 90</waypoint></path></actor>')
+    v = w.vehicles["r1"]
+    body = w.start().physics.bodies.actor_bodies["ann"]
+    hit, front = False, []
+    for k in range(2400):  # 12 s: it would reach x = 3 unhindered
+        v.set_twist(0.5, 0.0, 0.0)
+        w.step()
+        hit = hit or v.collision
+        front.append(v.pose[0] + 0.6)
+        if k == 10:
+            assert not body.awake  # 4 m away: Box2D does not simulate her
+    assert hit and body.awake
+    # held at her: its front (x + 0.6, the robot turned a little by the pushes) within 10 cm of her near side
+    assert 1.6 < max(front) < 1.7 + 0.1 and v.pose[0] < 1.2
+    assert w.actors["ann"].pose[0] == pytest.approx(2.0, abs=1e-9)  # she is not pushed
