@@ -120,3 +120,22 @@ def test_a_plane_that_turns_is_refused(tmp_path):
                     '<init_pose>0 0 30</init_pose></element>\n</mvsim_world>\n')
     with pytest.raises(WorldFileError, match=r"bad.world.xml:3: a horizontal_plane only moves by translation"):
         mv.load_world(path)
+
+
+def test_lidars_cameras_and_the_viewer_see_the_lift_where_it_is(tmp_path, shared_dir):
+    """A 3D ray cast straight down onto the platform from 10 m up meets it at 10 − z; the camera / viewer scene
+    puts the platform's node at its pose."""
+    from mvsim_core.sensors.raycast.rays3d import RaycastScene3D
+    from mvsim_core.sensors.render.scene_geometry import SceneGeometry
+
+    w = elevator_world(tmp_path, shared_dir, lidar=False)
+    rays = RaycastScene3D(w, w.physics)
+    scene = SceneGeometry(w, w.physics)
+    node = scene.node_names.index("plane:lift")
+    down = np.array([[0.0, 0.0, -1.0]])
+    for t, z in ((4.0, 0.0), (12.0, 1.5), (20.0, 3.0)):
+        run_until(w, t, 0.0)
+        dist, _ = rays.cast(np.array([[5.2, 0.3, 10.0]]), np.eye(3)[None], down, np.array([0, 1]), np.array([20.0]),
+                            np.array([-1]))
+        assert dist[0] == pytest.approx(10.0 - z, abs=1e-9), t
+        assert scene.node_poses()[node, :, 3] == pytest.approx([5.0, 0.0, z], abs=1e-9)
