@@ -2,9 +2,10 @@
 
 ::
 
-    mvsim check WORLD [--seed N] [--allow-shell]
+    mvsim check WORLD [--seed N] [--allow-shell] [--asset-mirror DIR]
     mvsim launch WORLD [--headless] [--realtime-factor F] [--max-catchup S] [--duration S] [--screenshot PNG]
                        [--port P] [--bind HOST] [--no-server] [--seed N] [--allow-shell] [--strict]
+                       [--asset-mirror DIR]
     mvsim server [--port P] [--bind HOST]
     mvsim node list                                   [--host H] [--port P] [--timeout S]
     mvsim topic list [--details]                      (same connection options)
@@ -29,12 +30,14 @@ from __future__ import annotations
 import argparse
 import logging
 import math
+import os
 import queue
 import signal
 import sys
 import threading
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mvsim_core.errors import MvsimError, one_line
@@ -53,6 +56,9 @@ def _add_world_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the world's random generator (default 0)")
     p.add_argument("--allow-shell", action="store_true",
                    help="let $(cmd) in the world file run shell commands (off by default)")
+    p.add_argument("--asset-mirror", metavar="DIR", default=None,
+                   help="a local copy of https://mrpt.github.io/mvsim-models/ (laid out as under that URL): models, "
+                        "textures and skyboxes under it are read from DIR first (sets MVSIM_ASSET_MIRROR)")
 
 
 def _add_server_args(p: argparse.ArgumentParser) -> None:
@@ -163,6 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _load(args: argparse.Namespace):
     from mvsim_core.loader import load_world
+
+    if getattr(args, "asset_mirror", None):
+        os.environ["MVSIM_ASSET_MIRROR"] = str(Path(args.asset_mirror).expanduser().absolute())
 
     return load_world(args.world, seed=args.seed, allow_shell=args.allow_shell)
 

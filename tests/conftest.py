@@ -19,8 +19,19 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MVSIM_SHARED_DIR", REPO.parent / "shared"))
 
-# tests never reach the network for remote models
+# tests never reach the network for remote models; upstream's model files come from the mirror in ../shared (issue 17),
+# unpacked once into a cache beside the checkout (ignored by git) that outlives the session
 os.environ.setdefault("MVSIM_OFFLINE", "1")
+if (SHARED / "assets" / "mvsim-models").is_dir():
+    os.environ.setdefault("MVSIM_ASSET_MIRROR", str(SHARED / "assets" / "mvsim-models"))
+os.environ.setdefault("MVSIM_CACHE_DIR", str(REPO / ".cache" / "test-assets"))
+
+
+@pytest.fixture
+def no_asset_mirror(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """As a user without the mirror: remote models come from nowhere but an empty cache (offline)."""
+    monkeypatch.delenv("MVSIM_ASSET_MIRROR", raising=False)
+    monkeypatch.setenv("MVSIM_CACHE_DIR", str(tmp_path / "empty-cache"))
 
 
 @pytest.fixture(scope="session")

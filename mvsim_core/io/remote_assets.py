@@ -11,7 +11,10 @@ Here, additionally:
 * Cache directory: ``$MVSIM_CACHE_DIR`` or ``~/.cache/mvsim_ros2/assets``; one sub-directory per download URL, named
   by the SHA-256 of that URL, holding the downloaded file under its original name and, for zips, ``extracted/``.
   Entries are written atomically (temporary name + rename), so a half-finished download is never used.
-* ``MVSIM_OFFLINE=1``: never touch the network; only the cache is used.
+* ``MVSIM_ASSET_MIRROR=DIR`` (``mvsim ... --asset-mirror DIR``): a local copy of the MVSim model site
+  (:data:`MODEL_SITE`, laid out as under its URL). A URI under that site resolves to ``DIR/<path>`` before the cache
+  and the network; a zip found there is unpacked into the cache as a downloaded one would be.
+* ``MVSIM_OFFLINE=1``: never touch the network; only the mirror and the cache are used.
 * Downloads use :mod:`urllib` with a 3 s budget for the whole transfer. Zips are extracted only if every member
   has a safe relative name (no absolute paths, drive letters or ``..``).
 * A failed download writes a negative-cache marker (``failed.json`` with the time and the reason); for one hour
@@ -42,6 +45,9 @@ _FAILED_MARKER = "failed.json"
 _EXTRACTED = "extracted"
 _USER_AGENT = "mvsim_ros2-asset-fetcher/1.0"
 
+MODEL_SITE = "mrpt.github.io/mvsim-models/"
+"""Host and path of upstream's model site (after ``http://`` or ``https://``): what ``MVSIM_ASSET_MIRROR`` mirrors."""
+
 
 @dataclass(frozen=True)
 class ResolvedAsset:
@@ -62,6 +68,27 @@ def cache_dir() -> Path:
     """The asset cache root: ``$MVSIM_CACHE_DIR`` or ``~/.cache/mvsim_ros2/assets``."""
     env = os.environ.get("MVSIM_CACHE_DIR", "").strip()
     return Path(os.path.expanduser(env)).absolute() if env else Path.home() / ".cache" / "mvsim_ros2" / "assets"
+
+
+def asset_mirror() -> Path | None:
+    """The local mirror of :data:`MODEL_SITE`: ``$MVSIM_ASSET_MIRROR`` when set (None otherwise)."""
+    env = os.environ.get("MVSIM_ASSET_MIRROR", "").strip()
+    return Path(os.path.expanduser(env)).absolute() if env else None
+
+
+def _mirrored(url: str) -> Path | None:
+    """The mirror's copy of ``url`` (a file under the model site), or None when there is no mirror or no copy."""
+    mirror = asset_mirror()
+    if mirror is None:
+        return None
+    rest = url.split("://", 1)[-1]
+    if not rest.lower().startswith(MODEL_SITE):
+        return None
+    rel = urllib.parse.unquote(rest[len(MODEL_SITE):])
+    if not _safe_member_name(rel):
+        return None
+    path = mirror / PurePosixPath(rel)
+    return path if path.is_file() else None
 
 
 def is_remote_uri(uri: str) -> bool:
@@ -125,10 +152,21 @@ def _resolve_remote(uri: str) -> ResolvedAsset:
     name = _file_name(download_url)
     downloaded = entry / name
 
+    mirrored = _mirrored(download_url)
+    if mirrored is not None and inner is None:
+        return ResolvedAsset(mirrored, True, f"asset mirror ({mirrored})")
     hit = _from_cache(entry, downloaded, inner, uri)
     if hit is not None:
         return hit
     marker = entry / _FAILED_MARKER
+    if mirrored is not None and inner is not None:  # a zip in the mirror: unpacked into the cache
+        try:
+            entry.mkdir(parents=True, exist_ok=True)
+            _extract_zip(mirrored, entry / _EXTRACTED)
+        except Exception as e:  # bad/unsafe archive: report, never raise
+            return ResolvedAsset(None, True, f"cannot extract {mirrored}: {_describe(e)}")
+        hit = _from_cache(entry, downloaded, inner, uri)
+        return hit if hit is not None else ResolvedAsset(None, True, f"extraction of {mirrored} left no folder")
     if inner is not None and downloaded.is_file():
         # Downloaded earlier but never extracted (e.g. interrupted): no network needed.
         return _extract_and_lookup(entry, downloaded, inner, uri, download_url, marker, fresh=False)

@@ -19,7 +19,7 @@ def test_local_faces(build, tmp_path: Path):
     assert ctx.warnings == [] and "6/6" in e.summary()
 
 
-def test_remote_unavailable_is_one_warning(build):
+def test_remote_unavailable_is_one_warning(build, no_asset_mirror):
     uri = "https://mrpt.github.io/mvsim-models/skyboxes/SunSet.zip/SunSet/SunSet%s.jpg"
     e, ctx = build(f'<element class="skybox">\n <textures>{uri}</textures>\n</element>')
     assert not e.complete and all(p is None for p in e.faces.values())
