@@ -43,6 +43,7 @@ setup(
         "scipy>=1.10",
         "trimesh>=4",
         "pycollada>=0.8",
+        "assimp-py>=1.1",  # FBX, glTF, OBJ, STL, PLY models through Assimp (a wheel that bundles the library)
         "networkx>=3",
         "box2d>=2.3.10",
         "numba>=0.60",

@@ -1,6 +1,6 @@
-"""3D mesh loading (COLLADA ``.dae`` via pycollada; ``.obj``/``.stl``/``.ply``/``.off``/``.glb``/``.gltf`` via trimesh)
-plus the 2D derived shapes the simulator needs: wall segments (``<walls><model_uri>``), convex footprints and
-z ranges (``<shape_from_visual/>``).
+"""3D mesh loading (COLLADA ``.dae`` via pycollada; FBX, glTF, OBJ, STL, PLY, OFF and 3DS through Assimp, the
+library upstream MVSim loads every model with, via the ``assimp-py`` wheel) plus the 2D derived shapes the
+simulator needs: wall segments (``<walls><model_uri>``), convex footprints and z ranges (``<shape_from_visual/>``).
 
 Units and frames: vertices are in metres (COLLADA ``<unit meter>`` applied, then ``scale``), in the *model frame as
 upstream MVSim sees it*. Upstream loads models with Assimp (MRPT ``CAssimpModel``) with default settings, and
@@ -14,7 +14,12 @@ rotation above, while ``hokuyo_utm30.dae`` (``Z_UP`` but authored lying along -y
 ``testWalls.dae`` (``Y_UP``, all z = 0) is a floor plan whose lines lie in the XY plane. Reproducing Assimp is
 therefore the default (``collada_axes="assimp"``); ``"native"`` keeps file coordinates and ``"z_up"`` converts any
 up-axis to Z-up (neither matches the shipped world files). Formats other than COLLADA carry no up-axis and are used
-as stored (as Assimp does).
+as Assimp returns them: each mesh mapped by its node's transform chained up to the root (so FBX models keep the
+axes and unit scale their exporter wrote into the node transforms, e.g. Blender's centimetres, which world files undo
+with ``<model_scale>1e-2</model_scale>``), exactly what upstream draws.
+
+Materials: every triangle carries the RGBA base (diffuse) colour of its mesh's material, in [0, 1]
+(:attr:`Mesh.face_colors`; COLLADA and material-less meshes give none).
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from mvsim_core.errors import AssetError
 ColladaAxes = Literal["assimp", "native", "z_up"]
 
 _MERGE_DECIMALS = 9  # vertices closer than ~1 nm are merged
-_TRIMESH_EXTS = {".obj", ".stl", ".ply", ".off", ".glb", ".gltf"}
+_ASSIMP_EXTS = {".fbx", ".obj", ".stl", ".ply", ".off", ".glb", ".gltf", ".3ds"}
 _EMPTY_EDGES = np.zeros((0, 2), dtype=np.int64)
 _EMPTY_EDGES.setflags(write=False)
 
@@ -69,6 +74,8 @@ class Mesh:
         edges: ``(K, 2)`` int64 unique undirected edges (``i < j``) of the triangles and of the line primitives.
         line_edges: ``(L, 2)`` int64 unique undirected edges that come from *line* primitives (COLLADA ``<lines>``),
             in file order. Upstream MVSim builds ``<walls>`` from these only.
+        face_colors: ``(M, 4)`` float64 RGBA in [0, 1] per triangle (its material's base colour), or ``None`` when
+            the file gives no materials (COLLADA is read without them).
     """
 
     vertices: np.ndarray
@@ -76,14 +83,20 @@ class Mesh:
     bounds: np.ndarray
     edges: np.ndarray
     line_edges: np.ndarray = field(default_factory=lambda: _EMPTY_EDGES)
+    face_colors: np.ndarray | None = None
 
     @classmethod
     def from_arrays(
-        cls, vertices: np.ndarray, faces: np.ndarray | None = None, lines: np.ndarray | None = None
+        cls,
+        vertices: np.ndarray,
+        faces: np.ndarray | None = None,
+        lines: np.ndarray | None = None,
+        face_colors: np.ndarray | None = None,
     ) -> Mesh:
-        """Build a mesh from raw arrays: ``vertices (N,3)`` [m], ``faces (M,3)`` and/or ``lines (L,2)`` indices.
+        """Build a mesh from raw arrays: ``vertices (N,3)`` [m], ``faces (M,3)`` and/or ``lines (L,2)`` indices,
+        optionally ``face_colors (M,4)`` RGBA in [0, 1], one per face.
 
-        Coincident vertices are merged, degenerate faces/lines dropped, edges computed.
+        Coincident vertices are merged, degenerate faces (and their colours) dropped, edges computed.
 
         Raises:
             ValueError: bad shapes, out-of-range indices, non-finite coordinates or no vertices.
@@ -101,8 +114,16 @@ class Mesh:
         _, first, inverse = np.unique(np.round(v, _MERGE_DECIMALS), axis=0, return_index=True, return_inverse=True)
         inverse = np.asarray(inverse).reshape(-1)
         used = np.zeros(first.shape[0], dtype=bool)
+        colors = None
+        if face_colors is not None:
+            colors = np.asarray(face_colors, dtype=np.float64)
+            if colors.shape != (f.shape[0], 4):
+                raise ValueError(f"face_colors must be an ({f.shape[0]}, 4) array; got shape {colors.shape}")
         f = inverse[f]
-        f = f[(f[:, 0] != f[:, 1]) & (f[:, 1] != f[:, 2]) & (f[:, 0] != f[:, 2])]
+        good = (f[:, 0] != f[:, 1]) & (f[:, 1] != f[:, 2]) & (f[:, 0] != f[:, 2])
+        f = f[good]
+        if colors is not None:
+            colors = np.ascontiguousarray(colors[good])
         ln = inverse[ln]
         ln = ln[ln[:, 0] != ln[:, 1]]
         used[f.reshape(-1)] = True
@@ -131,6 +152,7 @@ class Mesh:
             bounds=_readonly(bounds),
             edges=_readonly(np.ascontiguousarray(edges, dtype=np.int64)),
             line_edges=_readonly(np.ascontiguousarray(line_edges, dtype=np.int64)),
+            face_colors=None if colors is None else _readonly(colors),
         )
 
     def transformed(self, matrix: np.ndarray) -> Mesh:
@@ -151,6 +173,7 @@ class Mesh:
             bounds=_readonly(bounds),
             edges=self.edges,
             line_edges=self.line_edges,
+            face_colors=self.face_colors,
         )
 
 
@@ -177,7 +200,8 @@ def load_mesh(path: str | Path, scale: float = 1.0, *, collada_axes: ColladaAxes
     """Load a mesh file; results are cached on (resolved path, mtime, size, scale, axes policy).
 
     Args:
-        path: ``.dae`` (COLLADA), ``.obj``, ``.stl``, ``.ply``, ``.off``, ``.glb`` or ``.gltf`` file.
+        path: ``.dae`` (COLLADA), ``.fbx``, ``.glb``, ``.gltf``, ``.obj``, ``.stl``, ``.ply``, ``.off`` or ``.3ds``
+            file.
         scale: uniform scale factor applied after unit conversion (``<model_scale>``), > 0.
         collada_axes: up-axis policy for COLLADA files (see module docstring); default reproduces upstream.
 
@@ -185,7 +209,7 @@ def load_mesh(path: str | Path, scale: float = 1.0, *, collada_axes: ColladaAxes
         A read-only :class:`Mesh` (the same instance for repeated loads of an unchanged file).
 
     Raises:
-        AssetError: missing file, unsupported format (e.g. FBX), unparseable file or no geometry.
+        AssetError: missing file, unsupported format, unparseable file or no geometry.
         ValueError: non-positive / non-finite scale or unknown ``collada_axes``.
     """
     s = float(scale)
@@ -204,7 +228,7 @@ def load_mesh(path: str | Path, scale: float = 1.0, *, collada_axes: ColladaAxes
             f"the directory of the XML file that references it): {e}",
         ) from e
     if not resolved.is_file():
-        raise AssetError(str(path), "is not a regular file (expected a .dae/.obj/.stl/.ply mesh)")
+        raise AssetError(str(path), "is not a regular file (expected a .dae/.fbx/.glb/.obj/.stl/.ply mesh)")
     return _load_mesh_cached(str(resolved), st.st_mtime_ns, st.st_size, s, collada_axes)
 
 
@@ -212,21 +236,20 @@ def load_mesh(path: str | Path, scale: float = 1.0, *, collada_axes: ColladaAxes
 def _load_mesh_cached(resolved: str, mtime_ns: int, size: int, scale: float, collada_axes: str) -> Mesh:
     del mtime_ns, size  # only part of the cache key
     ext = os.path.splitext(resolved)[1].lower()
+    colors: np.ndarray | None = None
     if ext == ".dae":
         verts, faces, lines = _read_collada(resolved, collada_axes)
-    elif ext in _TRIMESH_EXTS:
-        verts, faces, lines = _read_trimesh(resolved)
-    elif ext == ".fbx":
-        raise AssetError(resolved, "FBX models are not supported; convert the model to .dae, .glb or .obj")
+    elif ext in _ASSIMP_EXTS:
+        verts, faces, lines, colors = _read_assimp(resolved)
     else:
         raise AssetError(
             resolved,
-            f"unsupported mesh format '{ext or '(none)'}'; supported: .dae, " + ", ".join(sorted(_TRIMESH_EXTS)),
+            f"unsupported mesh format '{ext or '(none)'}'; supported: .dae, " + ", ".join(sorted(_ASSIMP_EXTS)),
         )
     if verts.shape[0] == 0:
         raise AssetError(resolved, "the file contains no mesh geometry (no triangles or lines)")
     try:
-        return Mesh.from_arrays(verts * scale, faces, lines)
+        return Mesh.from_arrays(verts * scale, faces, lines, colors)
     except ValueError as e:
         raise AssetError(resolved, f"invalid mesh geometry: {e}") from e
 
@@ -291,18 +314,67 @@ def _read_collada(path: str, collada_axes: str) -> tuple[np.ndarray, np.ndarray,
     return verts, faces, lines
 
 
-def _read_trimesh(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    import trimesh
+def _material_rgba(material: dict[str, object]) -> np.ndarray:
+    """A material's base colour as RGBA in [0, 1]: glTF's base colour (Assimp ``COLOR_DIFFUSE``), else white."""
+    rgba = np.ones(4)
+    c = material.get("COLOR_DIFFUSE")
+    if isinstance(c, (list, tuple)) and len(c) >= 3:
+        rgba[: min(len(c), 4)] = np.asarray(c[:4], dtype=np.float64)
+    opacity = material.get("OPACITY")
+    if len(c or ()) < 4 and isinstance(opacity, float):  # type: ignore[arg-type]
+        rgba[3] = opacity
+    return np.clip(rgba, 0.0, 1.0)
 
+
+def _read_assimp(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """Vertices [file units, node transforms applied], triangles, line segments and per-triangle RGBA through Assimp.
+
+    Meshes are triangulated and split by primitive type (points dropped); each mesh instance is mapped by the product
+    of the node transforms from the root down to the node that references it (Assimp's row-major 4x4 matrices).
+    """
+    import assimp_py
+
+    flags = assimp_py.Process_Triangulate | assimp_py.Process_SortByPType
     try:
-        loaded = trimesh.load(path, force="mesh", process=False)
-    except Exception as e:  # trimesh raises assorted exception types for malformed files
-        raise AssetError(path, f"cannot parse mesh file ({type(e).__name__}: {e})") from e
-    if not isinstance(loaded, trimesh.Trimesh):
-        raise AssetError(path, f"the file holds no triangle mesh (got {type(loaded).__name__})")
-    verts = np.asarray(loaded.vertices, dtype=np.float64).reshape(-1, 3)
-    faces = np.asarray(loaded.faces, dtype=np.int64).reshape(-1, 3)
-    return verts, faces, np.zeros((0, 2), np.int64)
+        scene = assimp_py.import_file(path, flags)
+    except Exception as e:  # the binding raises RuntimeError/ValueError with Assimp's own message
+        fmt = os.path.splitext(path)[1].lstrip(".").upper()
+        raise AssetError(path, f"cannot parse {fmt} file through Assimp ({type(e).__name__}: {e})") from e
+    rgba = [_material_rgba(m) for m in scene.materials]
+    vert_chunks: list[np.ndarray] = []
+    face_chunks: list[np.ndarray] = []
+    line_chunks: list[np.ndarray] = []
+    color_chunks: list[np.ndarray] = []
+    offset = 0
+    stack = [(scene.root_node, np.identity(4))]
+    while stack:
+        node, parent = stack.pop()
+        world = parent @ np.asarray(node.transformation, dtype=np.float64).reshape(4, 4)
+        for mi in node.mesh_indices:
+            mesh = scene.meshes[mi]
+            v = np.frombuffer(mesh.vertices, dtype=np.float32).astype(np.float64).reshape(-1, 3)
+            idx = np.frombuffer(mesh.indices, dtype=np.uint32).astype(np.int64)
+            n_faces = int(mesh.num_faces)
+            if v.shape[0] == 0 or n_faces == 0 or idx.shape[0] % n_faces:
+                continue
+            corners = idx.shape[0] // n_faces
+            if corners not in (2, 3):  # points, or a polygon that Triangulate left (none expected)
+                continue
+            vert_chunks.append(v @ world[:3, :3].T + world[:3, 3])
+            if corners == 3:
+                face_chunks.append(idx.reshape(-1, 3) + offset)
+                mat = rgba[mesh.material_index] if 0 <= mesh.material_index < len(rgba) else np.ones(4)
+                color_chunks.append(np.tile(mat, (n_faces, 1)))
+            else:
+                line_chunks.append(idx.reshape(-1, 2) + offset)
+            offset += v.shape[0]
+        stack.extend((child, world) for child in reversed(node.children))
+    if not vert_chunks:
+        return np.zeros((0, 3)), np.zeros((0, 3), np.int64), np.zeros((0, 2), np.int64), None
+    faces = np.concatenate(face_chunks) if face_chunks else np.zeros((0, 3), np.int64)
+    lines = np.concatenate(line_chunks) if line_chunks else np.zeros((0, 2), np.int64)
+    colors = np.concatenate(color_chunks) if color_chunks else None
+    return np.concatenate(vert_chunks), faces, lines, colors
 
 
 # ------------------------------------------------------------------------------------------------ 2D derived shapes
