@@ -239,6 +239,13 @@ def _load_mesh_cached(resolved: str, mtime_ns: int, size: int, scale: float, col
     colors: np.ndarray | None = None
     if ext == ".dae":
         verts, faces, lines = _read_collada(resolved, collada_axes)
+        if verts.shape[0] == 0 and collada_axes == "assimp":
+            # geometry pycollada does not reach (upstream's TropicPalmTree: its meshes hang off nodes pycollada's
+            # scene walk skips): Assimp itself, whose output the "assimp" axes reproduce
+            try:
+                verts, faces, lines, colors = _read_assimp(resolved)
+            except AssetError:
+                pass  # Assimp finds nothing either: "no mesh geometry" below
     elif ext in _ASSIMP_EXTS:
         verts, faces, lines, colors = _read_assimp(resolved)
     else:

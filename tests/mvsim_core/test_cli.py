@@ -33,10 +33,22 @@ def test_check_demo_world():
 
 
 def test_check_every_shared_world(worlds_dir):
+    """With the mirror (the suite's MVSIM_ASSET_MIRROR) every upstream world has all its assets (issue 17)."""
     for f in sorted(worlds_dir.rglob("*.world.xml")):
         r = mvsim("check", str(f))
         assert r.returncode == 0, (f, r.stderr)
         assert r.stdout.startswith(f"world: {f}")
+        assert "missing assets: none" in r.stdout, (f, r.stdout)
+
+
+def test_check_counts_missing_assets_and_takes_a_mirror(shared_dir, tmp_path, monkeypatch):
+    monkeypatch.delenv("MVSIM_ASSET_MIRROR", raising=False)
+    monkeypatch.setenv("MVSIM_CACHE_DIR", str(tmp_path / "cache"))
+    world = str(shared_dir / "worlds" / "mvsim_tutorial" / "demo_turtlebot_world.world.xml")
+    r = mvsim("check", world)
+    assert r.returncode == 0 and "missing assets: 2" in r.stdout  # burger_base.dae and lds.dae
+    r = mvsim("check", world, "--asset-mirror", str(shared_dir / "assets" / "mvsim-models"))
+    assert r.returncode == 0 and "missing assets: none" in r.stdout, r.stdout
 
 
 def test_check_bad_world_prints_file_line_no_traceback(tmp_path):

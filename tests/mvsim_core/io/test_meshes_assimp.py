@@ -105,3 +105,18 @@ def test_articulated_world_vehicle_visuals(worlds_dir, kidbi_zip, tmp_path, monk
         np.testing.assert_allclose(vis.bounds, [[z0, x0, y0], [z1, x1, y1]], atol=1e-5)
     length, width, height = np.diff(w.vehicles["tractor"].visuals[0].bounds, axis=0)[0]
     assert (round(length, 3), round(width, 3), round(height, 3)) == (1.788, 1.153, 1.257)
+
+
+def test_a_collada_file_pycollada_finds_empty_is_read_by_assimp(shared_dir, tmp_path):
+    """Upstream's TropicPalmTree (used by demo_elevation_map and demo_friction_zones): its meshes hang where
+    pycollada's scene walk finds none; Assimp reads them (Y up, as the "assimp" axes have it): a 5.17 m palm."""
+    import zipfile
+
+    from mvsim_core.io.meshes import load_mesh
+
+    with zipfile.ZipFile(shared_dir / "assets" / "mvsim-models" / "TropicPalmTree.zip") as zf:
+        zf.extractall(tmp_path)
+    m = load_mesh(tmp_path / "TropicPalmTree" / "free_palm.dae")
+    lo, hi = m.vertices.min(axis=0), m.vertices.max(axis=0)
+    assert len(m.faces) > 1000
+    assert hi[1] - lo[1] == pytest.approx(5.1733, abs=1e-3) and lo[1] == pytest.approx(0.0, abs=1e-6)
