@@ -53,6 +53,11 @@ MAX_GEOMETRY_VERTICES = 360
 _PT = Param("pt", Kind.VEC2, None)
 _DEFAULT_SQUARE = np.array([[-0.5, -0.5], [0.5, -0.5], [0.5, 0.5], [-0.5, 0.5]])
 
+STAND_IN_SQUARE = np.array([[-0.05, -0.05], [0.05, -0.05], [0.05, 0.05], [-0.05, 0.05]])
+"""m: footprint of a block whose ``<shape_from_visual/>`` has no model to measure (offline, missing file). It is
+also made intangible, so that it traps nothing the world places around it; its heights are the written
+``zmin``/``zmax`` when given."""
+
 
 @dataclass
 class Geometry:
@@ -230,6 +235,7 @@ def build_block(nodes: Sequence[XmlNode], ctx: ParseContext, *, name: str, class
         visuals.extend(parse_visuals(n, ctx, scale_override=scale if math.isfinite(scale) else None))
     geometry = None
     footprint = None
+    stand_in = False
     zmin, zmax = params["zmin"], params["zmax"]
     for n in nodes:
         shape = n.child("shape")
@@ -246,6 +252,11 @@ def build_block(nodes: Sequence[XmlNode], ctx: ParseContext, *, name: str, class
             footprint = parse_shape(shape, ctx)
         elif sfv is not None:
             footprint, zz = _footprint_from_visuals(visuals, ctx, sfv, name)
+            if footprint is None:
+                footprint, stand_in = STAND_IN_SQUARE.copy(), True
+                ctx.warn(sfv, f"<shape_from_visual/>: block '{name}' has no visual model to measure; it stands in as "
+                              f"a {2 * STAND_IN_SQUARE[2, 0]:g} m intangible square (nothing collides with it); "
+                              "give it a <shape> or <geometry> to make it solid")
             if zz is not None:
                 if math.isnan(zmin):
                     zmin = zz[0]
@@ -265,6 +276,8 @@ def build_block(nodes: Sequence[XmlNode], ctx: ParseContext, *, name: str, class
         where = params.where.get("zmax") or inst
         raise ctx.error(where, f"block '{name}': zmax ({zmax:g} m) is below zmin ({zmin:g} m)")
     sim = parse_simulable(nodes, ctx, what="block", name=name)
+    if stand_in:
+        params["intangible"] = True
     if not (params["intangible"] or params["visual_only"]):
         from mvsim_core.dynamics.body_check import rigid_body_problem
 
@@ -302,8 +315,10 @@ def _visual_bounds(visuals: Sequence[Visual]) -> np.ndarray | None:
 
 
 def _footprint_from_visuals(visuals: Sequence[Visual], ctx: ParseContext, node: XmlNode,
-                            name: str) -> tuple[np.ndarray, tuple[float, float] | None]:
-    """Convex footprint and z range of the visual models; bounding-box stand-ins when meshes are missing."""
+                            name: str) -> tuple[np.ndarray | None, tuple[float, float] | None]:
+    """Convex footprint and z range of the visual models that load; (None, None) when none does (the caller puts
+    a stand-in that traps nothing: :data:`STAND_IN_SQUARE`, intangible, for a block; its wheels' outline for a
+    vehicle's chassis)."""
     from mvsim_core.io.meshes import convex_footprint, convex_hull_2d, z_range
 
     hulls = []
@@ -321,6 +336,4 @@ def _footprint_from_visuals(visuals: Sequence[Visual], ctx: ParseContext, node: 
         pts = np.vstack(hulls)
         hull = convex_hull_2d(pts)
         return hull, (min(z[0] for z in zs), max(z[1] for z in zs))
-    ctx.warn(node, "<shape_from_visual/>: no visual model is available; using a 1 m square footprint as a "
-                   "stand-in")
-    return _DEFAULT_SQUARE.copy(), None
+    return None, None

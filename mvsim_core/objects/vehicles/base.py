@@ -508,11 +508,26 @@ def build_vehicle(inst: XmlNode, cls_node: XmlNode | None, ctx: ParseContext, *,
     for n in nodes:
         visuals.extend(parse_visuals(n, ctx))
     if chassis.footprint.size == 0:
-        chassis.footprint = _footprint_from_visuals(visuals, ctx, dyn.child("chassis") or dyn, name)[0]
+        where = dyn.child("chassis") or dyn
+        fp = _footprint_from_visuals(visuals, ctx, where, name)[0]
+        if fp is None:  # nothing to measure: the outline of its wheels, which it has at least
+            fp = wheels_outline(wheels)
+            ctx.warn(where, f"<shape_from_visual/>: vehicle '{name}' has no visual model to measure; its chassis "
+                            f"stands in as the outline of its wheels ({np.ptp(fp[:, 0]):.3g} x {np.ptp(fp[:, 1]):.3g} "
+                            "m); give the chassis a <shape> to set it")
+        chassis.footprint = fp
     _check_body(chassis, wheels, dyn, ctx, name)
     return Vehicle(name=name, class_name=class_name, dynamics=dynamics, chassis=chassis, controller=controller,
                    friction=friction, odometry_multipliers=mult, odometry_std=odo_std, log_path=log_path,
                    auto_start_recording=auto_rec, sensors=sensors, sim=sim, visuals=visuals, node=inst)
+
+
+def wheels_outline(wheels: Sequence[Wheel]) -> np.ndarray:
+    """Convex outline (P×2, vehicle frame, m, counter-clockwise) of the wheels' boxes at their mounting yaws."""
+    from mvsim_core.dynamics.fixtures import wheel_box
+    from mvsim_core.io.meshes import convex_hull_2d
+
+    return convex_hull_2d(np.vstack([wheel_box(w, w.yaw) for w in wheels]))
 
 
 def _check_body(chassis: Chassis, wheels: Sequence[Wheel], dyn: XmlNode, ctx: ParseContext, name: str) -> None:

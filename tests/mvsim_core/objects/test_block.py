@@ -158,20 +158,23 @@ def test_z_range_from_visual_without_shape(load, worlds_dir):
     assert (b.zmin, b.zmax) == pytest.approx((-0.43, 0.43), abs=1e-6)
 
 
+STAND_IN = [[-0.05, -0.05], [0.05, -0.05], [0.05, 0.05], [-0.05, 0.05]]
+NOTHING_TO_MEASURE = ("<shape_from_visual/>: block 'b' has no visual model to measure; it stands in as a 0.1 m "
+                      "intangible square (nothing collides with it); give it a <shape> or <geometry> to make it solid")
+
+
 def test_shape_from_visual_missing_model(load, tmp_path):
     w = load('<block name="b"><init_pose>0 0 0</init_pose>\n<visual><model_uri>nothere.dae</model_uri></visual>\n'
              "<shape_from_visual/></block>")
     b = w.blocks["b"]
-    assert b.footprint.tolist() == SQUARE and (b.zmin, b.zmax) == (0.0, 1.0)
+    assert b.footprint.tolist() == STAND_IN and (b.zmin, b.zmax) == (0.0, 1.0) and b.is_intangible
     assert w.missing_assets == {"nothere.dae": f"file not found: {tmp_path / 'nothere.dae'}"}
-    assert w.warnings[-1] == (f"{w.path}:4: <shape_from_visual/>: no visual model is available; using a 1 m square "
-                              "footprint as a stand-in")
+    assert w.warnings[-1] == (f"{w.path}:4: {NOTHING_TO_MEASURE}")
 
 
 def test_build_block_directly_warns_in_context(nodes):
     (inst,) = nodes('<block name="b"><init_pose>0 0 0</init_pose><shape_from_visual/></block>')
     ctx = ParseContext()
     b = build_block([inst], ctx, name="b")
-    assert b.footprint.tolist() == SQUARE and b.node is inst
-    assert len(ctx.warnings) == 1 and ctx.warnings[0].endswith(":1: <shape_from_visual/>: no visual model is "
-                                                               "available; using a 1 m square footprint as a stand-in")
+    assert b.footprint.tolist() == STAND_IN and b.node is inst and b.is_intangible
+    assert len(ctx.warnings) == 1 and ctx.warnings[0].endswith(f":1: {NOTHING_TO_MEASURE}")

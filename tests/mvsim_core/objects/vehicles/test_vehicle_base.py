@@ -3,6 +3,7 @@ multipliers, logging options, sensors."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import mvsim_core as mv
@@ -89,9 +90,13 @@ def test_chassis_shape_from_visual(load, worlds_dir):
     assert v.chassis.footprint == pytest.approx(convex_footprint(load_mesh(dae)))
     assert v.chassis.footprint.min(axis=0) == pytest.approx((-0.251549, 0.0655), abs=1e-5)
     w = load(veh("v", dyn='<dynamics class="differential">\n<chassis><shape_from_visual/></chassis></dynamics>'))
-    assert w.vehicles["v"].chassis.footprint.tolist() == [[-0.5, -0.5], [0.5, -0.5], [0.5, 0.5], [-0.5, 0.5]]
-    assert w.warnings[-1] == (f"{w.path}:3: <shape_from_visual/>: no visual model is available; using a 1 m "
-                              "square footprint as a stand-in")
+    v = w.vehicles["v"]
+    # nothing to measure: the outline of its wheels (default differential: wheels of 0.4 m x 0.2 m at y = ±0.5)
+    fp = np.asarray(v.chassis.footprint)
+    assert fp.min(axis=0).tolist() == pytest.approx([-0.2, -0.6]) and fp.max(axis=0).tolist() == pytest.approx([0.2, 0.6])
+    assert w.warnings[-1] == (f"{w.path}:3: <shape_from_visual/>: vehicle 'v' has no visual model to measure; its "
+                              "chassis stands in as the outline of its wheels (0.4 x 1.2 m); give the chassis a "
+                              "<shape> to set it")
 
 
 def test_odometry_multipliers_explicit_and_seeded(load):
