@@ -93,7 +93,8 @@ def test_chassis_shape_from_visual(load, worlds_dir):
     v = w.vehicles["v"]
     # nothing to measure: the outline of its wheels (default differential: wheels of 0.4 m x 0.2 m at y = ±0.5)
     fp = np.asarray(v.chassis.footprint)
-    assert fp.min(axis=0).tolist() == pytest.approx([-0.2, -0.6]) and fp.max(axis=0).tolist() == pytest.approx([0.2, 0.6])
+    assert fp.min(axis=0).tolist() == pytest.approx([-0.2, -0.6])
+    assert fp.max(axis=0).tolist() == pytest.approx([0.2, 0.6])
     assert w.warnings[-1] == (f"{w.path}:3: <shape_from_visual/>: vehicle 'v' has no visual model to measure; its "
                               "chassis stands in as the outline of its wheels (0.4 x 1.2 m); give the chassis a "
                               "<shape> to set it")
