@@ -22,7 +22,10 @@ What is in the scene (:class:`RaycastScene3D`), all in the world frame, metres:
   not meet the cells as obstacles; a 2D lidar sees them as infinitely tall. A fixed height — the default
   ``wallHeight`` of upstream's ``<walls>`` — keeps the cells visible without making the sky hit them.)
 
-Not in the scene: visual meshes (a block is its prism, an actor its figure), point clouds, ground grids, skyboxes.
+Visual models: a block or a vehicle chassis whose ``<visual>`` models load is seen as their triangles (:mod:`.bvh`:
+one tree per model set, in the body's frame, shared by bodies with the same models), not as its prism, ramp or bump;
+bodies without a model that loads keep their analytic shapes. Wheels stay cylinders and actors their figures.
+Not in the scene: point clouds, ground grids, skyboxes.
 
 Casting (:meth:`RaycastScene3D.cast`): one compiled call traces every ray of every sensor. Per sensor, the solids
 within reach (not carried by the sensor's vehicle) are filed by the angular sectors their bounding circle covers,
@@ -48,17 +51,21 @@ from numba import njit, prange
 
 import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
 from mvsim_core.objects.actor import STAND_IN_COLOR
+from mvsim_core.sensors.raycast.bvh import STACK_SIZE, MeshBVHSet
 from mvsim_core.sensors.raycast.grid import GridCaster
 from mvsim_core.sensors.raycast.heightfield import HeightfieldPyramid, HeightfieldSet, cast_heightfield
 from mvsim_core.sensors.raycast.segments import N_SECTORS, SECTOR_PAD, pseudo_angle
 from mvsim_core.sensors.raycast.solids import (
     C_CIRCLE,
     C_INTENSITY,
+    C_KIND,
     C_OWNER,
     C_ZHI,
     C_ZLO,
+    KIND_MESH,
     NO_OWNER,
     SolidTable,
+    hit_mesh_solid,
     hit_solid,
     place_solids,
 )
@@ -151,8 +158,8 @@ def _file_solids(tab: np.ndarray, ox: float, oy: float, oz: float, reach: float,
 @njit(cache=True, inline="always", _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
 def _trace(ox: float, oy: float, oz: float, dx: float, dy: float, dz: float, reach: float, planes: np.ndarray,
            hf_meta: np.ndarray, hf_levels: np.ndarray, hf_heights: np.ndarray, hf_bounds: np.ndarray,
-           tab: np.ndarray, verts: np.ndarray, sec_start: np.ndarray, sec_items: np.ndarray,
-           n_sectors: int) -> tuple[float, float]:
+           tab: np.ndarray, verts: np.ndarray, mesh_box: np.ndarray, mesh_ref: np.ndarray, mesh_tri: np.ndarray,
+           stack: np.ndarray, sec_start: np.ndarray, sec_items: np.ndarray, n_sectors: int) -> tuple[float, float]:
     """Nearest hit of one unit ray: (distance in m, inf if none before ``reach``; intensity of the surface)."""
     if not abs(dx) + abs(dy) + abs(dz) < math.inf:  # a non-finite direction hits nothing (and its NaN
         return math.inf, 0.0                         # pseudo-angle never becomes a sector index)
@@ -169,7 +176,10 @@ def _trace(ox: float, oy: float, oz: float, dx: float, dy: float, dz: float, rea
     sq = min(int(pseudo_angle(dx, dy) * (n_sectors * 0.25)), n_sectors - 1)
     for j in range(sec_start[sq], sec_start[sq + 1]):
         k = sec_items[j]
-        t = hit_solid(tab, verts, k, ox, oy, oz, dx, dy, dz, best)
+        if tab[k, C_KIND] == KIND_MESH:
+            t = hit_mesh_solid(tab, k, mesh_box, mesh_ref, mesh_tri, stack, ox, oy, oz, dx, dy, dz, best)
+        else:
+            t = hit_solid(tab, verts, k, ox, oy, oz, dx, dy, dz, best)
         if t < best:
             best = t
             inten = tab[k, C_INTENSITY]
@@ -195,10 +205,11 @@ def _world_dir(rot: np.ndarray, s: int, dirs: np.ndarray, r: int) -> tuple[float
 @njit(cache=True, _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
 def _trace_range(ox: float, oy: float, oz: float, rot: np.ndarray, s: int, dirs: np.ndarray, r0: int, r1: int,
                  reach: float, planes: np.ndarray, hf_meta: np.ndarray, hf_levels: np.ndarray, hf_heights: np.ndarray,
-                 hf_bounds: np.ndarray, tab: np.ndarray, verts: np.ndarray, sec_start: np.ndarray,
+                 hf_bounds: np.ndarray, tab: np.ndarray, verts: np.ndarray, mesh_box: np.ndarray,
+                 mesh_ref: np.ndarray, mesh_tri: np.ndarray, stack: np.ndarray, sec_start: np.ndarray,
                  sec_items: np.ndarray, n_sectors: int, out_t: np.ndarray, out_i: np.ndarray) -> None:
-    """Rays r0 .. r1 − 1 of sensor s (its solids filed in ``sec_start``/``sec_items``); no hits at all for a sensor
-    whose pose is not finite."""
+    """Rays r0 .. r1 − 1 of sensor s (its solids filed in ``sec_start``/``sec_items``; ``stack``: scratch for the
+    mesh trees, :data:`~.bvh.STACK_SIZE` int64); no hits at all for a sensor whose pose is not finite."""
     finite = math.isfinite(ox) and math.isfinite(oy) and math.isfinite(oz)
     for i in range(3):
         for j in range(3):
@@ -211,7 +222,7 @@ def _trace_range(ox: float, oy: float, oz: float, rot: np.ndarray, s: int, dirs:
     for r in range(r0, r1):
         dx, dy, dz = _world_dir(rot, s, dirs, r)
         t, inten = _trace(ox, oy, oz, dx, dy, dz, reach, planes, hf_meta, hf_levels, hf_heights, hf_bounds, tab,
-                          verts, sec_start, sec_items, n_sectors)
+                          verts, mesh_box, mesh_ref, mesh_tri, stack, sec_start, sec_items, n_sectors)
         out_t[r] = t
         out_i[r] = inten
 
@@ -220,7 +231,8 @@ def _trace_range(ox: float, oy: float, oz: float, rot: np.ndarray, s: int, dirs:
 def trace_sensors(origin: np.ndarray, rot: np.ndarray, dir_start: np.ndarray, dirs: np.ndarray, reach: np.ndarray,
                   owner: np.ndarray, planes: np.ndarray, hf_meta: np.ndarray, hf_levels: np.ndarray,
                   hf_heights: np.ndarray, hf_bounds: np.ndarray, tab: np.ndarray, verts: np.ndarray,
-                  n_sectors: int, out_t: np.ndarray, out_i: np.ndarray) -> None:
+                  mesh_box: np.ndarray, mesh_ref: np.ndarray, mesh_tri: np.ndarray, n_sectors: int,
+                  out_t: np.ndarray, out_i: np.ndarray) -> None:
     """Trace the rays of S sensors, one thread.
 
     Args:
@@ -229,25 +241,29 @@ def trace_sensors(origin: np.ndarray, rot: np.ndarray, dir_start: np.ndarray, di
             their sensor's frame. reach: (S,) max range (m). owner: (S,) vehicle index of each sensor (−1: none).
         planes: (P, 6) horizontal rectangles (x_min, x_max, y_min, y_max, z, intensity).
         hf_meta, hf_levels, hf_heights, hf_bounds: the elevation maps (:class:`~.heightfield.HeightfieldSet`).
-        tab, verts: the solids (:mod:`.solids`). n_sectors: angular sectors per sensor.
+        tab, verts: the solids (:mod:`.solids`). mesh_box, mesh_ref, mesh_tri: the trees of the mesh solids
+            (:class:`~.bvh.MeshBVHSet`). n_sectors: angular sectors per sensor.
         out_t: (N,) distance of each ray's hit (m), inf for none. out_i: (N,) intensity of the surface hit (0: none).
 
     The per-ray functions are compiled without numba's reference counting (``_nrt=False``: they only read arrays
     they are given): with it, every call that passes the scene's arrays on costs a pair of atomic reference-count
     updates per array and per ray (measured: about half of the time of a ray that meets nothing).
     """
+    stack = np.empty(STACK_SIZE, dtype=np.int64)
     for s in range(origin.shape[0]):
         ox, oy, oz = origin[s, 0], origin[s, 1], origin[s, 2]
         start, items = _file_solids(tab, ox, oy, oz, reach[s], owner[s], n_sectors)
         _trace_range(ox, oy, oz, rot, s, dirs, dir_start[s], dir_start[s + 1], reach[s], planes, hf_meta, hf_levels,
-                     hf_heights, hf_bounds, tab, verts, start, items, n_sectors, out_t, out_i)
+                     hf_heights, hf_bounds, tab, verts, mesh_box, mesh_ref, mesh_tri, stack, start, items, n_sectors,
+                     out_t, out_i)
 
 
 @njit(cache=True, parallel=True)
 def trace_sensors_parallel(origin: np.ndarray, rot: np.ndarray, dir_start: np.ndarray, dirs: np.ndarray,
                            reach: np.ndarray, owner: np.ndarray, planes: np.ndarray, hf_meta: np.ndarray,
                            hf_levels: np.ndarray, hf_heights: np.ndarray, hf_bounds: np.ndarray, tab: np.ndarray,
-                           verts: np.ndarray, n_sectors: int, out_t: np.ndarray, out_i: np.ndarray) -> None:
+                           verts: np.ndarray, mesh_box: np.ndarray, mesh_ref: np.ndarray, mesh_tri: np.ndarray,
+                           n_sectors: int, out_t: np.ndarray, out_i: np.ndarray) -> None:
     """:func:`trace_sensors` with the rays of each sensor shared among numba's threads, in chunks of
     :data:`CHUNK` rays."""
     for s in range(origin.shape[0]):
@@ -257,8 +273,10 @@ def trace_sensors_parallel(origin: np.ndarray, rot: np.ndarray, dir_start: np.nd
         n_chunks = (r1 - r0 + CHUNK - 1) // CHUNK
         for c in prange(n_chunks):
             a = r0 + c * CHUNK
+            stack = np.empty(STACK_SIZE, dtype=np.int64)
             _trace_range(ox, oy, oz, rot, s, dirs, a, min(a + CHUNK, r1), reach[s], planes, hf_meta, hf_levels,
-                         hf_heights, hf_bounds, tab, verts, start, items, n_sectors, out_t, out_i)
+                         hf_heights, hf_bounds, tab, verts, mesh_box, mesh_ref, mesh_tri, stack, start, items,
+                         n_sectors, out_t, out_i)
 
 
 @njit(cache=True)
@@ -368,6 +386,7 @@ class RaycastScene3D:
         self._animated = np.array([b.is_animated for b in self._dynamic_blocks], dtype=np.bool_)
         self._actors = list(world.actors.values())
         self.n_vehicles = len(self._vehicles)
+        self.meshes = MeshBVHSet()
         self._build()
 
     @classmethod
@@ -385,7 +404,7 @@ class RaycastScene3D:
 
         st = SolidTable()
         for b in self._static_blocks:
-            _add_block(st, b, tuple(b.pose))
+            _add_block(st, b, tuple(b.pose), self.meshes)
         for el in self.world.elements:
             if isinstance(el, VerticalPlane):
                 inten = luminance(el.params.color)
@@ -400,7 +419,11 @@ class RaycastScene3D:
         for k, v in enumerate(self._vehicles):
             pose = tuple(v.pose)
             ch = v.chassis
-            st.add_prism(ch.footprint, ch.zmin, ch.zmax, pose, owner=k, intensity=luminance(ch.color))
+            mesh = visual_mesh(self.meshes, v.visuals)
+            if mesh is not None:
+                st.add_mesh(*mesh, pose, owner=k, intensity=luminance(ch.color))
+            else:
+                st.add_prism(ch.footprint, ch.zmin, ch.zmax, pose, owner=k, intensity=luminance(ch.color))
             parent.append(k)
             offset.append((0.0, 0.0, 0.0, 0.0))
             for w in v.wheels:
@@ -411,7 +434,7 @@ class RaycastScene3D:
                 parent.append(k)
                 offset.append((w.x, w.y, 0.0, w.yaw + 0.5 * math.pi))
         for j, b in enumerate(self._dynamic_blocks):
-            _add_block(st, b, tuple(b.pose))
+            _add_block(st, b, tuple(b.pose), self.meshes)
             parent.append(self.n_vehicles + j)
             offset.append((0.0, 0.0, 0.0, 0.0))
         first_actor = self.n_vehicles + len(self._dynamic_blocks)
@@ -494,7 +517,8 @@ class RaycastScene3D:
         hf = self.heightfields
         parallel = self.parallel and numba.get_num_threads() > 1
         args = (origins, rotations, dir_start, dirs, reach, owner, self.planes, hf.meta, hf.levels, hf.heights,
-                hf.bounds, self.tab, self.verts, self.n_sectors, out_t, out_i)
+                hf.bounds, self.tab, self.verts, self.meshes.node_box, self.meshes.node_ref, self.meshes.tri,
+                self.n_sectors, out_t, out_i)
         if parallel:
             with numba.parallel_chunksize(1):  # hand chunks out one by one: a thread slowed down by another
                 trace_sensors_parallel(*args)  # process on the same core does not hold the others up
@@ -512,10 +536,38 @@ class RaycastScene3D:
         return out_t, out_i
 
 
-def _add_block(st: SolidTable, b: Any, pose: tuple[float, ...]) -> int:
-    """Add block ``b`` at ``pose`` as a ramp, a bump (elliptic cylinder) or a prism of its footprint."""
+def visual_mesh(meshes: MeshBVHSet, visuals: list[Any]) -> tuple[int, np.ndarray] | None:
+    """The triangles of the visual models of one body that load (its frame), as one tree of ``meshes``: (root,
+    box), or None when none loads (the body keeps its analytic shape). Models that fail to load are skipped (the
+    camera scene reports them)."""
+    from mvsim_core.errors import AssetError
+
+    parts: list[np.ndarray] = []
+    key: list[object] = []
+    for v in visuals:
+        if v.path is None:
+            continue
+        try:
+            mesh = v.mesh()
+        except (AssetError, ValueError):
+            continue
+        if mesh is None or len(mesh.faces) == 0:
+            continue
+        parts.append(np.asarray(mesh.vertices, dtype=np.float64)[np.asarray(mesh.faces)])
+        key.append((str(v.path), v.transform().tobytes()))
+    if not parts:
+        return None
+    return meshes.add(np.concatenate(parts), key=tuple(key))
+
+
+def _add_block(st: SolidTable, b: Any, pose: tuple[float, ...], meshes: MeshBVHSet) -> int:
+    """Add block ``b`` at ``pose`` as the triangles of its visual models when they load, else as a ramp, a bump
+    (elliptic cylinder) or a prism of its footprint."""
     g = b.geometry
     inten = luminance(b.params["color"])
+    mesh = visual_mesh(meshes, b.visuals)
+    if mesh is not None:
+        return st.add_mesh(*mesh, pose, intensity=inten)
     if g is not None and g.type == "ramp":
         d = g.dims
         return st.add_ramp(d["lx"], d["ly"], d["lz"], b.zmin, b.zmax, pose, intensity=inten)

@@ -11,7 +11,9 @@ frame (``q = Rᵀ·(o − T)``, ``e = Rᵀ·d``), clipped to the solid's local a
   the plane z = lz · x / lx (the same top as :class:`~mvsim_core.dynamics.terrain.Terrain`);
 * :data:`KIND_CYLINDER` — a box cut by an elliptic cylinder along local x, ((y − cy)/ay)² + ((z − cz)/az)² ≤ 1: a
   ``semi_cylinder_bump`` block (cy = cz = 0, ay = ly/2, az = lz, box z ≥ 0) and a vehicle wheel (axle along local x,
-  radius r, centre at height r).
+  radius r, centre at height r);
+* :data:`KIND_MESH` — the triangles of a visual model (:mod:`.bvh`: a tree per model, in the local frame), seen from
+  both sides; the local box is the model's box. Met by :func:`hit_mesh_solid` (it needs the trees).
 
 Only surfaces met from the outside count: a ray that starts inside a solid does not see it (as the 2D lidar, and as
 Box2D's ray cast). A polygon of (almost) zero area has no inside and is seen from both sides.
@@ -33,14 +35,15 @@ from numba import njit
 import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
 from mvsim_core.geometry.polygons import signed_area
 from mvsim_core.geometry.rotation_kernels import rotation_entries
+from mvsim_core.sensors.raycast.bvh import hit_bvh
 
-KIND_PRISM, KIND_RAMP, KIND_CYLINDER = 0, 1, 2
+KIND_PRISM, KIND_RAMP, KIND_CYLINDER, KIND_MESH = 0, 1, 2, 3
 
 C_KIND, C_OWNER, C_TWO_SIDED, C_INTENSITY = 0, 1, 2, 3
 C_R = 4  # 9 values, row-major rotation local -> world
 C_T = 13  # 3 values, world position of the local origin (m)
 C_BOX = 16  # x0, x1, y0, y1, z0, z1 (m, local)
-C_P = 22  # 4 kind parameters: ramp (lx, lz, -, -); cylinder (cy, cz, ay, az)
+C_P = 22  # 4 kind parameters: ramp (lx, lz, -, -); cylinder (cy, cz, ay, az); mesh (root node of its tree, -, -, -)
 C_V0, C_NV = 26, 27  # first vertex, vertex count (prisms)
 C_CIRCLE = 28  # cx, cy, radius (m, world x-y)
 C_ZLO, C_ZHI = 31, 32  # world height range (m)
@@ -110,6 +113,16 @@ class SolidTable:
         with centre (cy, cz) and semi-axes ay (along y), az (along z), m."""
         r = self._row(KIND_CYLINDER, owner, intensity, box, pose)
         r[C_P:C_P + 4] = cy, cz, ay, az
+        return len(self._rows) - 1
+
+    def add_mesh(self, root: int, box: np.ndarray, pose: tuple[float, ...], *, owner: int = NO_OWNER,
+                 intensity: float = 1.0) -> int:
+        """A triangle mesh: the tree at node ``root`` of a :class:`~.bvh.MeshBVHSet`, whose root box ``box``
+        (x_lo, y_lo, z_lo, x_hi, y_hi, z_hi; m, local) becomes the solid's local box."""
+        b = np.asarray(box, dtype=np.float64)
+        r = self._row(KIND_MESH, owner, intensity, (b[0], b[3], b[1], b[4], b[2], b[5]), pose)
+        r[C_TWO_SIDED] = 1.0
+        r[C_P] = root
         return len(self._rows) - 1
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
@@ -192,11 +205,12 @@ def _inside_polygon(verts: np.ndarray, v0: int, nv: int, x: float, y: float) -> 
 
 
 @njit(cache=True, inline="always", _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
-def hit_solid(tab: np.ndarray, verts: np.ndarray, k: int, ox: float, oy: float, oz: float, dx: float, dy: float,
-              dz: float, best: float) -> float:
-    """Distance (m) along the unit ray o + t·d (world) to solid ``k`` if met from the outside at t in [0, best),
-    else inf."""
-    row = tab[k]
+def _local_ray(row: np.ndarray, ox: float, oy: float, oz: float, dx: float, dy: float, dz: float,
+               best: float) -> tuple[float, float, float, float, float, float, float, float]:
+    """The world ray o + t·d in a solid's local frame, clipped to its local box: (qx, qy, qz, ex, ey, ez, ta, tb),
+    the ray q + t·e inside the box for t in [ta, tb]; ta = inf when the ray misses the box (or its bounding circle)
+    in [0, best)."""
+    miss = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, math.inf, -math.inf)
     # cheap rejection on the bounding circle (x-y plane): the ray's x-y projection, o + t·(dx, dy), is within the
     # circle for t in [(along − √D) / h2, (along + √D) / h2]; no division
     wx, wy = row[C_CIRCLE] - ox, row[C_CIRCLE + 1] - oy
@@ -206,12 +220,12 @@ def hit_solid(tab: np.ndarray, verts: np.ndarray, k: int, ox: float, oy: float, 
     if h2 > 0.0:
         disc = along * along - h2 * (wx * wx + wy * wy - rad * rad)
         if disc < 0.0:
-            return math.inf
+            return miss
         sq = math.sqrt(disc)
         if along + sq < 0.0 or along - sq >= best * h2:
-            return math.inf
+            return miss
     elif wx * wx + wy * wy > rad * rad:  # a vertical ray: its x-y projection is the origin
-        return math.inf
+        return miss
     # the ray in the local frame: q = Rᵀ (o − T), e = Rᵀ d
     px, py, pz = ox - row[C_T], oy - row[C_T + 1], oz - row[C_T + 2]
     qx = row[C_R] * px + row[C_R + 3] * py + row[C_R + 6] * pz
@@ -228,18 +242,46 @@ def hit_solid(tab: np.ndarray, verts: np.ndarray, k: int, ox: float, oy: float, 
         t1, t2 = (x0 - qx) / ex, (x1 - qx) / ex
         ta, tb = max(ta, min(t1, t2)), min(tb, max(t1, t2))
     elif qx < x0 or qx > x1:
-        return math.inf
+        return miss
     if ey != 0.0:
         t1, t2 = (y0 - qy) / ey, (y1 - qy) / ey
         ta, tb = max(ta, min(t1, t2)), min(tb, max(t1, t2))
     elif qy < y0 or qy > y1:
-        return math.inf
+        return miss
     if ez != 0.0:
         t1, t2 = (z0 - qz) / ez, (z1 - qz) / ez
         ta, tb = max(ta, min(t1, t2)), min(tb, max(t1, t2))
     elif qz < z0 or qz > z1:
-        return math.inf
+        return miss
     if ta > tb or tb < 0.0 or ta >= best:
+        return miss
+    return qx, qy, qz, ex, ey, ez, ta, tb
+
+
+@njit(cache=True, inline="always", _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
+def hit_mesh_solid(tab: np.ndarray, k: int, node_box: np.ndarray, node_ref: np.ndarray, tri: np.ndarray,
+                   stack: np.ndarray, ox: float, oy: float, oz: float, dx: float, dy: float, dz: float,
+                   best: float) -> float:
+    """Distance (m) along the unit ray o + t·d (world) to the triangles of mesh solid ``k`` (:data:`KIND_MESH`,
+    its tree in the :class:`~.bvh.MeshBVHSet` arrays ``node_box``, ``node_ref``, ``tri``) at t in [0, best), else
+    inf; seen from both sides. ``stack``: scratch of :data:`~.bvh.STACK_SIZE` int64."""
+    row = tab[k]
+    qx, qy, qz, ex, ey, ez, ta, tb = _local_ray(row, ox, oy, oz, dx, dy, dz, best)
+    if ta == math.inf:
+        return math.inf
+    return hit_bvh(node_box, node_ref, tri, int(row[C_P]), stack, qx, qy, qz, ex, ey, ez, best)
+
+
+@njit(cache=True, inline="always", _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
+def hit_solid(tab: np.ndarray, verts: np.ndarray, k: int, ox: float, oy: float, oz: float, dx: float, dy: float,
+              dz: float, best: float) -> float:
+    """Distance (m) along the unit ray o + t·d (world) to solid ``k`` if met from the outside at t in [0, best),
+    else inf. A mesh solid (:data:`KIND_MESH`) needs its trees: :func:`hit_mesh_solid`; here it is never met."""
+    row = tab[k]
+    if int(row[C_KIND]) == KIND_MESH:
+        return math.inf
+    qx, qy, qz, ex, ey, ez, ta, tb = _local_ray(row, ox, oy, oz, dx, dy, dz, best)
+    if ta == math.inf:
         return math.inf
     kind = int(row[C_KIND])
     if kind == KIND_PRISM:

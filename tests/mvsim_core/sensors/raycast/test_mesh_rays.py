@@ -1,0 +1,141 @@
+"""Meshes in the 3D ray caster: the tree query equals testing every triangle, and a lidar facing blocks whose visual
+models load (a chair, static; a tote, dynamic and turned) returns points on the triangles (within 1 cm), never on
+the prisms of their footprints where the models are not; a block without a model keeps its prism."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mvsim_core as mv
+from mvsim_core.geometry.rotations import rotation
+from mvsim_core.sensors.raycast.bvh import STACK_SIZE, build_bvh, hit_bvh
+from mvsim_core.sensors.raycast.rays3d import RaycastScene3D
+
+MODELS = Path("/work/shared/assets/mvsim-models")
+needs_models = pytest.mark.skipif(not (MODELS / "chair_x3.dae").is_file(), reason="model mirror not present")
+
+
+def brute_triangles(tris: np.ndarray, o: np.ndarray, d: np.ndarray, best: float) -> float:
+    """Nearest t in [0, best) over every triangle (Möller–Trumbore in numpy), inf if none."""
+    v0, e1, e2 = tris[:, 0], tris[:, 1] - tris[:, 0], tris[:, 2] - tris[:, 0]
+    p = np.cross(d, e2)
+    det = np.einsum("ij,ij->i", e1, p)
+    ok = np.abs(det) > 1e-14
+    inv = np.where(ok, 1.0 / np.where(ok, det, 1.0), 0.0)
+    s = o - v0
+    u = np.einsum("ij,ij->i", s, p) * inv
+    q = np.cross(s, e1)
+    v = (q @ d) * inv
+    t = np.einsum("ij,ij->i", e2, q) * inv
+    hit = ok & (u >= 0) & (u <= 1) & (v >= 0) & (u + v <= 1) & (t >= 0) & (t < best)
+    return float(t[hit].min()) if hit.any() else math.inf
+
+
+def test_tree_query_equals_every_triangle():
+    rng = np.random.default_rng(3)
+    centres = rng.uniform(-2.0, 2.0, (3000, 1, 3))
+    tris = centres + rng.normal(0.0, 0.15, (3000, 3, 3))
+    box, ref, tri = build_bvh(tris)
+    assert len(tri) == 3000 and ref[0, 1] == 0  # the root is split
+    stack = np.empty(STACK_SIZE, dtype=np.int64)
+    n_hit = 0
+    for _ in range(400):
+        o = rng.uniform(-4.0, 4.0, 3)
+        d = rng.uniform(-2.0, 2.0, 3) - o  # towards the cloud
+        d /= np.linalg.norm(d)
+        want = brute_triangles(tris, o, d, 6.0)
+        got = hit_bvh(box, ref, tri, 0, stack, *o, *d, 6.0)
+        if math.isinf(want):
+            assert math.isinf(got)
+        else:
+            n_hit += 1
+            assert got == pytest.approx(want, abs=1e-9)
+    assert n_hit > 100
+
+
+def vlp16() -> np.ndarray:
+    """(16 × 1800, 3) unit directions of a VLP-16 (−15° … 15° elevation, 0.2° azimuth steps)."""
+    az = np.linspace(-math.pi, math.pi, 1800, endpoint=False)
+    el = np.deg2rad(np.linspace(-15.0, 15.0, 16))
+    a, e = np.meshgrid(az, el)
+    return np.stack([np.cos(e) * np.cos(a), np.cos(e) * np.sin(a), np.sin(e)], -1).reshape(-1, 3)
+
+
+def world_triangles(block: mv.Block) -> np.ndarray:
+    """(T, 3, 3) triangles of the visual model of ``block`` at its pose, world frame (m)."""
+    mesh = block.visuals[0].mesh()
+    x, y, z, yaw, pitch, roll = block.pose
+    verts = np.asarray(mesh.vertices) @ rotation(yaw, pitch, roll).T + (x, y, z)
+    return verts[np.asarray(mesh.faces)]
+
+
+def _seg_dist2(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    ab = b - a
+    t = np.clip(np.einsum("...k,...k->...", p - a, ab) / np.maximum(np.einsum("...k,...k->...", ab, ab), 1e-30),
+                0.0, 1.0)
+    c = a + t[..., None] * ab
+    return np.einsum("...k,...k->...", p - c, p - c)
+
+
+def distance_to_triangles(points: np.ndarray, tris: np.ndarray) -> np.ndarray:
+    """(P,) distance (m) of each point to the nearest of the triangles: the nearer of the plane foot (when inside
+    the triangle) and the three edges."""
+    out = np.empty(len(points))
+    a, b, c = tris[:, 0], tris[:, 1], tris[:, 2]
+    n = np.cross(b - a, c - a)
+    nn = np.maximum(np.einsum("ij,ij->i", n, n), 1e-30)
+    for i in range(0, len(points), 64):
+        p = points[i:i + 64, None, :]
+        h = np.einsum("pij,ij->pi", p - a, n) / nn
+        f = p - h[..., None] * n  # the foot on the plane
+        inside = ((np.einsum("pij,ij->pi", np.cross(b - a, f - a), n) >= 0)
+                  & (np.einsum("pij,ij->pi", np.cross(c - b, f - b), n) >= 0)
+                  & (np.einsum("pij,ij->pi", np.cross(a - c, f - c), n) >= 0))
+        d2 = np.minimum(np.minimum(_seg_dist2(p, a, b), _seg_dist2(p, b, c)), _seg_dist2(p, c, a))
+        d2 = np.where(inside, np.minimum(d2, h * h * nn), d2)
+        out[i:i + 64] = np.sqrt(d2.min(axis=1))
+    return out
+
+
+@needs_models
+def test_lidar_sees_the_triangles_of_visual_models_not_their_prisms(tmp_path):
+    xml = f"""<mvsim_world version="1.0">
+<block name="chair"><static>true</static><init_pose3d>2.2 0.4 0 25 0 90</init_pose3d><skip_elevation_adjust/>
+  <shape_from_visual/><visual><model_uri>{MODELS}/chair_x3.dae</model_uri></visual></block>
+<block name="tote"><init_pose>-0.3 -2.0 70</init_pose><shape_from_visual/>
+  <visual><model_uri>{MODELS}/tote.dae</model_uri><model_roll>90</model_roll><model_offset_z>0.21</model_offset_z>
+  </visual></block>
+<block name="box"><static>true</static><init_pose>-2.5 1.0 0</init_pose><zmin>0</zmin><zmax>0.8</zmax>
+  <shape><pt>-0.2 -0.2</pt><pt>0.2 -0.2</pt><pt>0.2 0.2</pt><pt>-0.2 0.2</pt></shape></block>
+</mvsim_world>"""
+    path = tmp_path / "m.world.xml"
+    path.write_text(xml)
+    w = mv.load_world(path, seed=0)
+    dirs = vlp16()
+    o = np.array([[0.0, 0.0, 0.45]])
+    args = (o, np.eye(3)[None], dirs, np.array([0, len(dirs)]), np.array([20.0]), np.array([-1]))
+    t_mesh, _ = RaycastScene3D(w).cast(*args)
+    hit = np.isfinite(t_mesh)
+    pts = o + np.where(hit, t_mesh, 0.0)[:, None] * dirs
+    floor = hit & (np.abs(pts[:, 2]) < 1e-9)
+    box = hit & (np.abs(pts[:, 0] + 2.5) <= 0.2 + 1e-9) & (np.abs(pts[:, 1] - 1.0) <= 0.2 + 1e-9)
+    objects = hit & ~floor & ~box
+    assert box.sum() > 50  # the block without a model: its prism, as before
+    dist = np.full(len(dirs), np.inf)
+    tris = np.concatenate([world_triangles(w.blocks["chair"]), world_triangles(w.blocks["tote"])])
+    dist[objects] = distance_to_triangles(pts[objects], tris)
+    assert objects.sum() > 300
+    assert dist[objects].max() < 0.01  # every return of the models lies on their triangles
+
+    # the same blocks as prisms: rays that met a prism where the model is not now go on (floor or nothing)
+    for b in w.blocks.values():
+        b.visuals = []
+    t_prism, _ = RaycastScene3D(w).cast(*args)
+    through = np.isfinite(t_prism) & (t_mesh > t_prism + 0.01)
+    assert through.sum() > 200
+    assert not objects[through].any() or dist[through & objects].max() < 0.01
+    assert (t_mesh >= t_prism - 1e-9).all()  # the models lie within their prisms
