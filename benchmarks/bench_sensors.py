@@ -15,6 +15,10 @@ Each part builds its scene, measures, and returns Markdown table rows; ``main`` 
   thread; with ``NUMBA_NUM_THREADS=2`` (or more) in the environment, also the threaded kernel
   (:func:`~mvsim_core.sensors.raycast.rays3d.trace_sensors_parallel`). Goal: ≥ 100 sweeps/s (2.88 M rays/s) for the
   full sensor path.
+* ``lidar3d_meshes`` — the VLP-16 robot of ``lidar3d`` on a flat floor amid 80 static chairs (``chair_x3.dae`` of
+  the model mirror in ``../shared/assets/mvsim-models``, 2748 triangles each, each scaled by its own factor so that
+  none shares a tree: 219 840 triangles) in a 9 × 9 grid at 2 m; the lidar sees their triangles
+  (:mod:`~mvsim_core.sensors.raycast.bvh`). Rows: the kernel alone and the whole sensor path. Goal: ≥ 100 sweeps/s.
 * ``camera`` — 640 × 480 camera frames per second, rendered headless (OpenGL offscreen: EGL surfaceless or OSMesa on
   Mesa's llvmpipe; no display, no GPU): ``worlds/demo.world.xml`` (warehouse occupancy grid drawn as merged boxes,
   floor plane, pallets, crate, two vehicles) with an RGB-D camera on ``bot1`` looking down the corridor. Rows: the
@@ -26,7 +30,8 @@ Each part builds its scene, measures, and returns Markdown table rows; ``main`` 
   with the scheduler disabled (physics only) for comparison. Goal: ≥ 20 with the lidars (the C++ MVSim ran this world
   at 0.17 with publishing on, on this kind of machine).
 
-    .venv/bin/python benchmarks/bench_sensors.py [--part lidar2d|lidar3d|camera|many_robots] [--repeat N] [--seed S]
+    .venv/bin/python benchmarks/bench_sensors.py [--part lidar2d|lidar3d|lidar3d_meshes|camera|many_robots]
+        [--repeat N] [--seed S]
 
 Numba runs single-threaded here (``NUMBA_NUM_THREADS=1`` unless the environment sets it); the first run also compiles
 or loads the cached kernels, which is not timed. Rows give the median and the best of the timed calls: the grid kernel
@@ -332,6 +337,75 @@ def part_lidar3d(repeat: int, seed: int) -> list[str]:
     return rows
 
 
+# ---------------------------------------------------------------------------------------------------- lidar3d_meshes
+MESH_MODEL = REPO.parent / "shared" / "assets" / "mvsim-models" / "chair_x3.dae"
+MESH_GRID = 9  # chairs per side (the middle cell is the lidar robot's)
+MESH_SPACING = 2.0  # m
+
+
+def _mesh_world(folder: Path, seed: int) -> mv.World:
+    """The lidar robot of the 3D part on a flat floor amid MESH_GRID² − 1 static chairs (``chair_x3.dae``, 2748
+    triangles), each scaled by its own factor in 0.9–1.1 so that every chair has its own tree (no sharing)."""
+    rng = np.random.default_rng(seed)
+    parts = ['<vehicle name="lidar_robot"><dynamics class="differential"/><init_pose>0 0 30</init_pose>'
+             '<sensor class="lidar3d" name="vlp16"><pose_3d>0.1 0 0.7 0 0 0</pose_3d>'
+             f'<vert_fov_degrees>30</vert_fov_degrees><vert_nrays>16</vert_nrays>'
+             f'<horz_nrays>{VLP16_AZIMUTHS}</horz_nrays><max_range>{VLP16_RANGE}</max_range>'
+             '<range_std_noise>0.005</range_std_noise><generate_intensity>true</generate_intensity>'
+             '<sensor_period>0.1</sensor_period></sensor></vehicle>']
+    half = MESH_GRID // 2
+    for i in range(-half, half + 1):
+        for j in range(-half, half + 1):
+            if i == 0 and j == 0:
+                continue
+            parts.append(f'<block name="c{i}_{j}"><static>true</static><init_pose>{i * MESH_SPACING:.2f} '
+                         f'{j * MESH_SPACING:.2f} {rng.uniform(-180, 180):.1f}</init_pose><shape_from_visual/>'
+                         f'<visual><model_uri>{MESH_MODEL}</model_uri><model_roll>90</model_roll>'
+                         f'<model_scale>{rng.uniform(0.9, 1.1):.6f}</model_scale></visual></block>')
+    path = folder / "bench_lidar3d_meshes.world.xml"
+    path.write_text('<mvsim_world version="1.0">\n' + "\n".join(parts) + "\n</mvsim_world>\n")
+    return mv.load_world(path, seed=seed)
+
+
+def part_lidar3d_meshes(repeat: int, seed: int) -> list[str]:
+    """Rows of the mesh part (see the module docstring)."""
+    from mvsim_core.sensors.lidar3d import Lidar3D, _ray_table
+    from mvsim_core.sensors.raycast.rays3d import RaycastScene3D
+    from mvsim_core.sensors.raycast.solids import C_KIND, KIND_MESH
+
+    if not MESH_MODEL.is_file():
+        return [f"| skipped: {MESH_MODEL} not found | | | | | |"]
+    with tempfile.TemporaryDirectory() as tmp:
+        world = _mesh_world(Path(tmp), seed)
+    world.step()
+    ctx = world.sensor_scheduler.ctx
+    t = time.perf_counter()
+    scene = RaycastScene3D.from_world(world, world.physics)
+    t_build = time.perf_counter() - t
+    ctx.__dict__["_raycast_scene_3d"] = scene
+    lidar = world.vehicles["lidar_robot"].sensors["vlp16"]
+    rot, pos = ctx.sensor_poses([lidar])
+    dirs, bounds = _ray_table(scene, [lidar])
+    reach = np.array([lidar.max_range])
+    owner = np.array([ctx.vehicle_index(lidar)])
+    n = len(dirs)
+    d, _ = scene.cast(pos, rot, dirs, bounds, reach, owner)
+    n_mesh = int((scene.tab[:, C_KIND] == KIND_MESH).sum())
+    rows = []
+    for label, fn in (("chairs on a flat floor (scene.cast)",
+                       lambda: scene.cast(pos, rot, dirs, bounds, reach, owner)),
+                      ("full sensor path (Lidar3D.sample_batch)", lambda: Lidar3D.sample_batch([lidar], ctx, 0.1))):
+        dt, best = timed(fn, repeat)
+        sweeps = 1.0 / dt
+        goal = " ✔" if sweeps >= GOAL_SWEEPS_PER_S else " ✘ (goal 100)"
+        rows.append(f"| {label} | {n} | {dt * 1e3:.2f} | {sweeps:.0f}{goal} | {n / dt / 1e6:.2f} | "
+                    f"{n / best / 1e6:.2f} |")
+    hit = np.isfinite(d)
+    rows.append(f"| scene: {n_mesh} chairs, {scene.meshes.n_triangles} triangles in their own trees; tree build "
+                f"{t_build * 1e3:.0f} ms; {hit.mean() * 100:.0f} % rays hit | | | | | |")
+    return rows
+
+
 # ---------------------------------------------------------------------------------------------------- camera
 CAM_GOAL_FPS = 30.0
 
@@ -433,6 +507,9 @@ PARTS: dict[str, tuple[str, Callable[[int, int], list[str]]]] = {
     "lidar3d": ("| 3D lidar (VLP-16) | rays per sweep | ms per sweep (median) | sweeps/s (median) | M rays/s (median) "
                 "| M rays/s (best) |\n|---|---:|---:|---:|---:|---:|",
                 part_lidar3d),
+    "lidar3d_meshes": ("| 3D lidar (VLP-16) at meshes | rays per sweep | ms per sweep (median) | sweeps/s (median) "
+                       "| M rays/s (median) | M rays/s (best) |\n|---|---:|---:|---:|---:|---:|",
+                       part_lidar3d_meshes),
     "camera": ("| camera, headless OpenGL (Mesa llvmpipe) | image | ms per frame (median) | frames/s (median) | "
                "frames/s (best) |\n|---|---:|---:|---:|---:|",
                part_camera),

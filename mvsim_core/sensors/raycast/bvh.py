@@ -191,9 +191,30 @@ class MeshBVHSet:
         self._n_nodes = 0
         self._n_tris = 0
         self._roots: dict[object, tuple[int, np.ndarray]] = {}
-        self.node_box = np.zeros((0, 6))
-        self.node_ref = np.zeros((0, 2), dtype=np.int64)
-        self.tri = np.zeros((0, 9))
+        self._frozen: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def _arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The joined arrays, joined once after the last :meth:`add`."""
+        if self._frozen is None:
+            self._frozen = (np.ascontiguousarray(np.vstack([np.zeros((0, 6)), *self._boxes])),
+                            np.ascontiguousarray(np.vstack([np.zeros((0, 2), dtype=np.int64), *self._refs])),
+                            np.ascontiguousarray(np.vstack([np.zeros((0, 9)), *self._tris])))
+        return self._frozen
+
+    @property
+    def node_box(self) -> np.ndarray:
+        """(N, 6) node boxes (m, each mesh's frame)."""
+        return self._arrays()[0]
+
+    @property
+    def node_ref(self) -> np.ndarray:
+        """(N, 2) int64 children / triangle ranges."""
+        return self._arrays()[1]
+
+    @property
+    def tri(self) -> np.ndarray:
+        """(T, 9) triangles: v0, v1 − v0, v2 − v0 (m)."""
+        return self._arrays()[2]
 
     def add(self, triangles: np.ndarray, key: object = None) -> tuple[int, np.ndarray]:
         """Add a mesh of (T, 3, 3) triangles (m, its owner's frame): (root node index, its (6,) box x_lo, y_lo,
@@ -211,9 +232,7 @@ class MeshBVHSet:
         self._tris.append(tri)
         self._n_nodes += len(box)
         self._n_tris += len(tri)
-        self.node_box = np.ascontiguousarray(np.vstack([np.zeros((0, 6)), *self._boxes]))
-        self.node_ref = np.ascontiguousarray(np.vstack([np.zeros((0, 2), dtype=np.int64), *self._refs]))
-        self.tri = np.ascontiguousarray(np.vstack([np.zeros((0, 9)), *self._tris]))
+        self._frozen = None
         out = (root, box[0].copy())
         if key is not None:
             self._roots[key] = out
