@@ -384,6 +384,7 @@ def part_lidar3d_meshes(repeat: int, seed: int) -> list[str]:
     t_build = time.perf_counter() - t
     ctx.__dict__["_raycast_scene_3d"] = scene
     lidar = world.vehicles["lidar_robot"].sensors["vlp16"]
+    assert isinstance(lidar, Lidar3D)
     rot, pos = ctx.sensor_poses([lidar])
     dirs, bounds = _ray_table(scene, [lidar])
     reach = np.array([lidar.max_range])
