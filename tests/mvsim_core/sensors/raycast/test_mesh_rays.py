@@ -1,6 +1,7 @@
 """Meshes in the 3D ray caster: the tree query equals testing every triangle, and a lidar facing blocks whose visual
 models load (a chair, static; a tote, dynamic and turned) returns points on the triangles (within 1 cm), never on
-the prisms of their footprints where the models are not; a block without a model keeps its prism."""
+the prisms of their footprints where the models are not; a block without a model keeps its prism. A depth camera
+(OpenGL, whose scene already drew the models) does the same."""
 
 from __future__ import annotations
 
@@ -139,3 +140,41 @@ def test_lidar_sees_the_triangles_of_visual_models_not_their_prisms(tmp_path):
     assert through.sum() > 200
     assert not objects[through].any() or dist[through & objects].max() < 0.01
     assert (t_mesh >= t_prism - 1e-9).all()  # the models lie within their prisms
+
+
+@needs_models
+def test_depth_camera_sees_the_triangles_of_visual_models_not_their_prisms(tmp_path):
+    """The same for a depth camera (OpenGL): every pixel off the floor unprojects to within 1 cm of the model's
+    triangles, and pixels that would show the prism see through it."""
+    from mvsim_core.sensors.camera import PinholeModel
+    from mvsim_core.sensors.render import gl_context
+    from mvsim_core.sensors.render.camera_model import OPTICAL_WRT_BODY
+    from mvsim_core.sensors.render.renderer import SceneRenderer
+    from mvsim_core.sensors.render.scene_geometry import SceneGeometry
+
+    ok, why = gl_context.available()
+    if not ok:
+        pytest.skip(f"no offscreen OpenGL context on this machine: {why}")
+    xml = f"""<mvsim_world version="1.0">
+<block name="chair"><static>true</static><init_pose3d>2.2 0.4 0 25 0 90</init_pose3d><skip_elevation_adjust/>
+  <shape_from_visual/><visual><model_uri>{MODELS}/chair_x3.dae</model_uri></visual></block>
+</mvsim_world>"""
+    path = tmp_path / "c.world.xml"
+    path.write_text(xml)
+    w = mv.load_world(path, seed=0)
+    k = PinholeModel(320, 240, 160.0, 120.0, 200.0, 200.0)
+    rot = rotation(0.15, 0.1, 0.0) @ OPTICAL_WRT_BODY  # a little to the left and down
+    pos = np.array([0.0, 0.0, 0.6])
+    depth = SceneRenderer(SceneGeometry(w)).render(rot, pos, k, 0.05, 20.0).depth.astype(np.float64)
+    rows, cols = np.mgrid[0:depth.shape[0], 0:depth.shape[1]]
+    opt = np.stack([(cols - k.cx) / k.fx, (rows - k.cy) / k.fy, np.ones_like(depth)], -1) * depth[..., None]
+    pts = (opt.reshape(-1, 3) @ rot.T + pos)
+    objects = depth.reshape(-1) > 0.0  # 0: nothing (the camera scene has no floor here)
+    assert objects.sum() > 2000
+    dist = distance_to_triangles(pts[objects], world_triangles(w.blocks["chair"]))
+    assert dist.max() < 0.01
+
+    w.blocks["chair"].visuals = []
+    prism = SceneRenderer(SceneGeometry(w)).render(rot, pos, k, 0.05, 20.0).depth.astype(np.float64).reshape(-1)
+    through = (prism > 0.0) & ((depth.reshape(-1) == 0.0) | (depth.reshape(-1) > prism + 0.01))
+    assert through.sum() > 2000
