@@ -110,7 +110,9 @@ class WorldView:
 
         with self.ctx.bound():
             self.renderer.update_nodes(transforms)
-            frame = self.renderer.render_matrices(view, proj, width, height, rgb=read, depth=False, overlay=overlay)
+            focus = (np.asarray(cam.target, dtype=np.float64) - origin, float(cam.distance))
+            frame = self.renderer.render_matrices(view, proj, width, height, rgb=read, depth=False, overlay=overlay,
+                                                  focus=focus)
         return frame.rgb
 
     def present(self, width: int, height: int, dst_width: int, dst_height: int) -> None:

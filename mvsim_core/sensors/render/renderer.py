@@ -16,7 +16,7 @@ How a frame is made:
 * ``glReadPixels`` reads the attachments; the projection already flips rows (:mod:`.camera_model`), so row 0 is the
   top of the image.
 
-Lighting (no shadows, no specular): one directional light from the world's ``<lights>`` — direction from
+Lighting (no specular): one directional light from the world's ``<lights>`` — direction from
 ``light_azimuth_deg`` (from +x towards +y) and ``light_elevation_deg`` (above the horizon), colour ``light_color``,
 ``light_ambient`` a — and a face of base colour c and unit normal n (turned towards the camera for double-sided
 surfaces) is drawn as ``c · light_color · min(1, a + (1 − a) · max(0, n·l))``. A face looking straight at the light
@@ -24,7 +24,9 @@ shows its own colour; with ``<light_ambient>1</light_ambient>`` every face shows
 points are unlit. Textures multiply the vertex colour (white on textured parts). Colours are plain 8-bit (no gamma);
 alpha is ignored (everything is opaque); no anti-aliasing, so a pixel shows the surface under its centre. Lines are
 1 px wide (core-profile OpenGL has no wide lines); points take their element's size. Where nothing is drawn the
-colour image shows :data:`BACKGROUND`.
+colour image shows :data:`BACKGROUND`, or the world's skybox when it has one. With ``<lights><enable_shadows>``
+(upstream's default) a shadow map is rendered first and faces hidden from the light keep only their ambient light;
+skybox and shadow details (face directions, shadow-map extent and biases): :mod:`.looks`.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ import numpy as np
 
 from mvsim_core.sensors.render.camera_model import Intrinsics, projection_matrix, view_matrix
 from mvsim_core.sensors.render.gl_context import GLContext, RenderUnavailableError, get_context
+from mvsim_core.sensors.render.looks import SENSOR_EYE_DISTANCE, light_matrix, shadow_extension, skybox_faces
 from mvsim_core.sensors.render.scene_geometry import PackedScene, SceneGeometry, TextureImage
 
 BACKGROUND: tuple[int, int, int] = (153, 153, 153)
@@ -59,6 +62,7 @@ out vec3 v_normal;
 out vec4 v_color;
 out vec2 v_uv;
 out float v_depth;
+out vec3 v_world;
 void main() {
     int base = 3 * int(a_node + 0.5);
     vec4 r0 = texelFetch(u_nodes, base);
@@ -68,6 +72,7 @@ void main() {
     v_normal = vec3(dot(r0.xyz, a_normal), dot(r1.xyz, a_normal), dot(r2.xyz, a_normal));
     v_color = a_color;
     v_uv = a_uv;
+    v_world = p;
     vec4 q = u_view * vec4(p, 1.0);
     v_depth = q.z;
     gl_Position = u_proj * q;
@@ -80,14 +85,32 @@ in vec3 v_normal;
 in vec4 v_color;
 in vec2 v_uv;
 in float v_depth;
+in vec3 v_world;
 uniform sampler2D u_texture;
 uniform int u_textured;
 uniform int u_lit;
 uniform vec3 u_light_dir;     // unit vector towards the light, world frame
 uniform vec3 u_light_color;   // 0..1
 uniform float u_ambient;
+uniform int u_shadows;        // 1: look the fragment up in the shadow map
+uniform sampler2D u_shadow_map;
+uniform mat4 u_light_mat;     // world minus origin -> the shadow map's clip space
+uniform vec3 u_eye;           // the eye, world minus origin (m)
+uniform vec3 u_bias;          // shadow_bias, shadow_bias_cam2frag (per m), shadow_bias_normal
 layout(location = 0) out vec4 o_color;
 layout(location = 1) out float o_depth;
+float shadowed(vec3 n) {      // fraction (0..1) of the 3x3 map texels around the fragment that hide it from the light
+    vec4 s = u_light_mat * vec4(v_world, 1.0);
+    vec3 c = s.xyz / s.w * 0.5 + 0.5;
+    if (c.x < 0.0 || c.x > 1.0 || c.y < 0.0 || c.y > 1.0 || c.z > 1.0) return 0.0;
+    float bias = u_bias.x + u_bias.y * distance(u_eye, v_world) + u_bias.z * (1.0 - max(0.0, dot(n, u_light_dir)));
+    vec2 texel = 1.0 / vec2(textureSize(u_shadow_map, 0));
+    float hidden = 0.0;
+    for (int i = -1; i <= 1; ++i)
+        for (int j = -1; j <= 1; ++j)
+            hidden += (c.z - bias > texture(u_shadow_map, c.xy + vec2(i, j) * texel).r) ? 1.0 : 0.0;
+    return hidden / 9.0;
+}
 void main() {
     vec4 c = v_color;
     if (u_textured == 1) c *= texture(u_texture, v_uv);
@@ -98,12 +121,53 @@ void main() {
         if (len > 0.0) {
             vec3 n = v_normal / len;
             if (!gl_FrontFacing) n = -n;
-            k = min(1.0, u_ambient + (1.0 - u_ambient) * max(0.0, dot(n, u_light_dir)));
+            float diffuse = max(0.0, dot(n, u_light_dir));
+            if (u_shadows == 1 && diffuse > 0.0) diffuse *= 1.0 - shadowed(n);
+            k = min(1.0, u_ambient + (1.0 - u_ambient) * diffuse);
         }
         rgb = rgb * k * u_light_color;
     }
     o_color = vec4(clamp(rgb, 0.0, 1.0), 1.0);
     o_depth = v_depth;
+}
+"""
+
+_SKY_VERTEX_SHADER = """
+#version 330 core
+out vec2 v_ndc;
+void main() {   // one triangle covering the viewport
+    v_ndc = vec2(gl_VertexID == 1 ? 3.0 : -1.0, gl_VertexID == 2 ? 3.0 : -1.0);
+    gl_Position = vec4(v_ndc, 0.0, 1.0);
+}
+"""
+
+_SKY_FRAGMENT_SHADER = """
+#version 330 core
+in vec2 v_ndc;
+uniform mat4 u_inv;                 // inverse of proj * (view without its translation)
+uniform vec2 u_z;                   // two clip-space depths, the nearer first (reversed Z swaps them)
+uniform sampler2DArray u_sky;       // layers: Front, Back, Left, Right, Up, Down (looks.SKY_LAYERS)
+layout(location = 0) out vec4 o_color;
+layout(location = 1) out float o_depth;
+void main() {
+    vec4 a = u_inv * vec4(v_ndc, u_z.x, 1.0);
+    vec4 b = u_inv * vec4(v_ndc, u_z.y, 1.0);
+    vec3 d = b.xyz / b.w - a.xyz / a.w;   // the pixel's line of sight, world frame
+    vec3 m = abs(d);
+    float layer;
+    vec2 st;
+    if (m.x >= m.y && m.x >= m.z) {
+        layer = d.x > 0.0 ? 0.0 : 1.0;
+        st = vec2(d.x > 0.0 ? -d.y : d.y, d.z) / m.x;
+    } else if (m.y >= m.z) {
+        layer = d.y > 0.0 ? 3.0 : 2.0;
+        st = vec2(d.y > 0.0 ? d.x : -d.x, d.z) / m.y;
+    } else {
+        layer = d.z > 0.0 ? 4.0 : 5.0;
+        st = vec2(-d.y, d.z > 0.0 ? -d.x : d.x) / m.z;
+    }
+    o_color = vec4(texture(u_sky, vec3(0.5 * st + 0.5, layer)).rgb, 1.0);
+    o_depth = 0.0;
 }
 """
 
@@ -238,9 +302,21 @@ class SceneRenderer:
         self._targets: dict[tuple[int, int], int] = {}
         self._tex_ids: dict[int, int] = {}
         self.reversed_z = self.ctx.has_clip_control
+        lights = getattr(scene.world, "lights", None)
+        self.lights = lights
+        self.shadows = bool(lights is not None and lights["enable_shadows"])
+        self._shadow_fbo = 0
+        self._shadow_tex = 0
+        self._sky_program = 0
+        self._sky_tex = 0
+        sky = skybox_faces(scene.world)
         with self.ctx.bound():
             self._program = self._compile()
             self._upload(scene.pack())
+            if sky is not None:
+                self._upload_sky(sky)
+            if self.shadows:
+                self._make_shadow_map(int(lights["shadow_map_size"]))  # type: ignore[index]
         self._finalizer = weakref.finalize(self, _free_later, self.ctx, self._buffers, self._textures, self._vaos,
                                            self._fbos, self._renderbuffers, self._programs)
 
@@ -257,8 +333,65 @@ class SceneRenderer:
         self._programs.append(prog)
         self._loc = {name: GL.glGetUniformLocation(prog, name)
                      for name in ("u_nodes", "u_view", "u_proj", "u_texture", "u_textured", "u_lit", "u_light_dir",
-                                  "u_light_color", "u_ambient")}
+                                  "u_light_color", "u_ambient", "u_shadows", "u_shadow_map", "u_light_mat", "u_eye",
+                                  "u_bias")}
+        GL.glUseProgram(prog)  # fixed texture units (samplers of different types may not share one)
+        GL.glUniform1i(self._loc["u_nodes"], 0)
+        GL.glUniform1i(self._loc["u_texture"], 1)
+        GL.glUniform1i(self._loc["u_shadow_map"], 2)
+        GL.glUseProgram(0)
         return prog
+
+    def _upload_sky(self, faces: np.ndarray) -> None:
+        """The skybox program and its (6, N, N, 4) faces as a 2D texture array (:mod:`.looks`)."""
+        GL = self.GL
+        self._sky_program = compile_program(GL, _SKY_VERTEX_SHADER, _SKY_FRAGMENT_SHADER)
+        self._programs.append(self._sky_program)
+        self._sky_inv_loc = GL.glGetUniformLocation(self._sky_program, "u_inv")
+        self._sky_sampler_loc = GL.glGetUniformLocation(self._sky_program, "u_sky")
+        self._sky_z_loc = GL.glGetUniformLocation(self._sky_program, "u_z")
+        t = int(GL.glGenTextures(1))
+        self._textures.append(t)
+        n = min(faces.shape[1], int(GL.glGetIntegerv(GL.GL_MAX_TEXTURE_SIZE)))
+        px = np.ascontiguousarray(faces[:, :n, :n])
+        GL.glBindTexture(GL.GL_TEXTURE_2D_ARRAY, t)
+        GL.glPixelStorei(GL.GL_UNPACK_ALIGNMENT, 1)
+        GL.glTexImage3D(GL.GL_TEXTURE_2D_ARRAY, 0, GL.GL_RGBA8, n, n, 6, 0, GL.GL_RGBA, GL.GL_UNSIGNED_BYTE, px)
+        for par, val in ((GL.GL_TEXTURE_WRAP_S, GL.GL_CLAMP_TO_EDGE), (GL.GL_TEXTURE_WRAP_T, GL.GL_CLAMP_TO_EDGE),
+                         (GL.GL_TEXTURE_MIN_FILTER, GL.GL_LINEAR), (GL.GL_TEXTURE_MAG_FILTER, GL.GL_LINEAR)):
+            GL.glTexParameteri(GL.GL_TEXTURE_2D_ARRAY, par, val)
+        GL.glBindTexture(GL.GL_TEXTURE_2D_ARRAY, 0)
+        self._sky_tex = t
+        vao = int(GL.glGenVertexArrays(1))
+        self._vaos.append(vao)
+        self._sky_vao = vao
+
+    def _make_shadow_map(self, size: int) -> None:
+        """The shadow map: a ``size`` px square float depth texture (capped at the renderer's limit) and its
+        framebuffer."""
+        GL = self.GL
+        size = max(1, min(size, int(GL.glGetIntegerv(GL.GL_MAX_TEXTURE_SIZE))))
+        t = int(GL.glGenTextures(1))
+        self._textures.append(t)
+        GL.glBindTexture(GL.GL_TEXTURE_2D, t)
+        GL.glTexImage2D(GL.GL_TEXTURE_2D, 0, GL.GL_DEPTH_COMPONENT32F, size, size, 0, GL.GL_DEPTH_COMPONENT,
+                        GL.GL_FLOAT, None)
+        for par, val in ((GL.GL_TEXTURE_WRAP_S, GL.GL_CLAMP_TO_EDGE), (GL.GL_TEXTURE_WRAP_T, GL.GL_CLAMP_TO_EDGE),
+                         (GL.GL_TEXTURE_MIN_FILTER, GL.GL_NEAREST), (GL.GL_TEXTURE_MAG_FILTER, GL.GL_NEAREST),
+                         (GL.GL_TEXTURE_COMPARE_MODE, GL.GL_NONE)):
+            GL.glTexParameteri(GL.GL_TEXTURE_2D, par, val)
+        GL.glBindTexture(GL.GL_TEXTURE_2D, 0)
+        fbo = int(GL.glGenFramebuffers(1))
+        self._fbos.append(fbo)
+        GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, fbo)
+        GL.glFramebufferTexture2D(GL.GL_FRAMEBUFFER, GL.GL_DEPTH_ATTACHMENT, GL.GL_TEXTURE_2D, t, 0)
+        GL.glDrawBuffer(GL.GL_NONE)
+        GL.glReadBuffer(GL.GL_NONE)
+        status = GL.glCheckFramebufferStatus(GL.GL_FRAMEBUFFER)
+        GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, 0)
+        if status != GL.GL_FRAMEBUFFER_COMPLETE:
+            raise RenderUnavailableError(f"shadow map framebuffer {size}×{size} incomplete (status 0x{status:x})")
+        self._shadow_fbo, self._shadow_tex, self._shadow_size = fbo, t, size
 
     def _upload(self, packed: PackedScene) -> None:
         GL = self.GL
@@ -391,7 +524,8 @@ class SceneRenderer:
         return self.render_matrices(view, proj, int(intrinsics.ncols), int(intrinsics.nrows), rgb=rgb, depth=depth)
 
     def render_matrices(self, view: np.ndarray, proj: np.ndarray, width: int, height: int, *, rgb: bool = True,
-                        depth: bool = True, overlay: Callable[[np.ndarray, np.ndarray], None] | None = None) -> Frame:
+                        depth: bool = True, overlay: Callable[[np.ndarray, np.ndarray], None] | None = None,
+                        focus: tuple[np.ndarray, float] | None = None) -> Frame:
         """Render into the ``width`` × ``height`` framebuffer with explicit matrices, then read back what is asked.
 
         Args:
@@ -402,10 +536,21 @@ class SceneRenderer:
             rgb, depth: which images to read back (neither: the image stays in the framebuffer for :meth:`present`).
             overlay: called as ``overlay(view, proj)`` after the scene is drawn, with the framebuffer still bound and
                 depth testing on (the viewer draws sensor points, frusta and its status panel there).
+            focus: (point the view looks at, world minus origin, m; eye–point distance, m) that centres and sizes the
+                shadow map (:mod:`.looks`); default: the eye and :data:`~.looks.SENSOR_EYE_DISTANCE`.
         """
         GL = self.GL
         w, h = int(width), int(height)
+        eye = -view[:3, :3].T @ view[:3, 3]
         with self.ctx.bound():
+            light_mat = None
+            if self.shadows and self.draws:
+                center, dist = focus if focus is not None else (eye, SENSOR_EYE_DISTANCE)
+                lights = self.lights
+                light_mat = light_matrix(self.lighting.direction, center, shadow_extension(lights, dist),
+                                         float(lights["light_clip_plane_min"]),  # type: ignore[index]
+                                         float(lights["light_clip_plane_max"]))  # type: ignore[index]
+                self._shadow_pass(light_mat)
             fbo = self._target(w, h)
             GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, fbo)
             GL.glViewport(0, 0, w, h)
@@ -424,8 +569,10 @@ class SceneRenderer:
             GL.glClearBufferfv(GL.GL_COLOR, 0, bg)
             GL.glClearBufferfv(GL.GL_COLOR, 1, np.zeros(4, np.float32))
             GL.glClearBufferfv(GL.GL_DEPTH, 0, np.array([clear_depth], np.float32))
+            if self._sky_program:
+                self._draw_sky(view, proj)
             if self.draws:
-                self._draw(view, proj)
+                self._draw(view, proj, light_mat, eye)
             if overlay is not None:
                 overlay(view, proj)
             out_rgb = out_depth = None
@@ -455,11 +602,76 @@ class SceneRenderer:
                                  GL.GL_COLOR_BUFFER_BIT, GL.GL_NEAREST)
             GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, 0)
 
-    def _draw(self, view: np.ndarray, proj: np.ndarray) -> None:
+    def _draw_sky(self, view: np.ndarray, proj: np.ndarray) -> None:
+        """Fill the colour attachment with the skybox (depth untouched, optical depth 0)."""
+        GL = self.GL
+        rot = view.copy()
+        rot[:3, 3] = 0.0
+        inv = np.linalg.inv(proj @ rot)
+        GL.glDisable(GL.GL_DEPTH_TEST)
+        GL.glDepthMask(GL.GL_FALSE)
+        GL.glDisable(GL.GL_CULL_FACE)
+        GL.glUseProgram(self._sky_program)
+        GL.glUniformMatrix4fv(self._sky_inv_loc, 1, GL.GL_TRUE, inv.astype(np.float32))
+        GL.glUniform2f(self._sky_z_loc, *((0.75, 0.25) if self.reversed_z else (0.25, 0.75)))
+        GL.glActiveTexture(GL.GL_TEXTURE3)
+        GL.glBindTexture(GL.GL_TEXTURE_2D_ARRAY, self._sky_tex)
+        GL.glUniform1i(self._sky_sampler_loc, 3)
+        GL.glBindVertexArray(self._sky_vao)
+        GL.glDrawArrays(GL.GL_TRIANGLES, 0, 3)
+        GL.glBindVertexArray(0)
+        GL.glBindTexture(GL.GL_TEXTURE_2D_ARRAY, 0)
+        GL.glActiveTexture(GL.GL_TEXTURE0)
+        GL.glUseProgram(0)
+        GL.glDepthMask(GL.GL_TRUE)
+        GL.glEnable(GL.GL_DEPTH_TEST)
+
+    def _shadow_pass(self, light_mat: np.ndarray) -> None:
+        """Render the triangles' depth as seen from the light into the shadow map."""
+        GL = self.GL
+        loc = self._loc
+        n = self._shadow_size
+        GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, self._shadow_fbo)
+        GL.glViewport(0, 0, n, n)
+        GL.glEnable(GL.GL_DEPTH_TEST)
+        GL.glDepthMask(GL.GL_TRUE)
+        GL.glDepthFunc(GL.GL_LESS)
+        GL.glDisable(GL.GL_CULL_FACE)
+        GL.glClearBufferfv(GL.GL_DEPTH, 0, np.array([1.0], np.float32))
+        GL.glUseProgram(self._program)
+        GL.glUniformMatrix4fv(loc["u_view"], 1, GL.GL_TRUE, light_mat.astype(np.float32))
+        GL.glUniformMatrix4fv(loc["u_proj"], 1, GL.GL_TRUE, np.eye(4, dtype=np.float32))
+        GL.glUniform1i(loc["u_lit"], 0)
+        GL.glUniform1i(loc["u_textured"], 0)
+        GL.glUniform1i(loc["u_shadows"], 0)
+        GL.glActiveTexture(GL.GL_TEXTURE0)
+        GL.glBindTexture(GL.GL_TEXTURE_BUFFER, self._node_tex)
+        GL.glUniform1i(loc["u_nodes"], 0)
+        GL.glBindVertexArray(self._vaos[0])
+        for d in self.draws:
+            if d.primitive == "triangles":
+                GL.glDrawElements(GL.GL_TRIANGLES, d.count, GL.GL_UNSIGNED_INT, ctypes.c_void_p(4 * d.first))
+        GL.glBindVertexArray(0)
+        GL.glBindTexture(GL.GL_TEXTURE_BUFFER, 0)
+        GL.glUseProgram(0)
+
+    def _draw(self, view: np.ndarray, proj: np.ndarray, light_mat: np.ndarray | None = None,
+              eye: np.ndarray | None = None) -> None:
         GL = self.GL
         loc = self._loc
         light = self.lighting
         GL.glUseProgram(self._program)
+        GL.glUniform1i(loc["u_shadows"], 0 if light_mat is None else 1)
+        if light_mat is not None:
+            lights = self.lights
+            GL.glUniformMatrix4fv(loc["u_light_mat"], 1, GL.GL_TRUE, light_mat.astype(np.float32))
+            GL.glUniform3f(loc["u_eye"], *(float(v) for v in (eye if eye is not None else np.zeros(3))))
+            GL.glUniform3f(loc["u_bias"], float(lights["shadow_bias"]),  # type: ignore[index]
+                           float(lights["shadow_bias_cam2frag"]),  # type: ignore[index]
+                           float(lights["shadow_bias_normal"]))  # type: ignore[index]
+            GL.glActiveTexture(GL.GL_TEXTURE2)
+            GL.glBindTexture(GL.GL_TEXTURE_2D, self._shadow_tex)
+            GL.glUniform1i(loc["u_shadow_map"], 2)
         GL.glUniformMatrix4fv(loc["u_view"], 1, GL.GL_TRUE, view.astype(np.float32))
         GL.glUniformMatrix4fv(loc["u_proj"], 1, GL.GL_TRUE, proj.astype(np.float32))
         GL.glUniform3f(loc["u_light_dir"], *(float(v) for v in light.direction))
@@ -496,6 +708,8 @@ class SceneRenderer:
             GL.glDrawElements(mode, d.count, GL.GL_UNSIGNED_INT, ctypes.c_void_p(4 * d.first))
         GL.glBindVertexArray(0)
         GL.glDisable(GL.GL_CULL_FACE)
+        GL.glActiveTexture(GL.GL_TEXTURE2)
+        GL.glBindTexture(GL.GL_TEXTURE_2D, 0)
         GL.glActiveTexture(GL.GL_TEXTURE1)
         GL.glBindTexture(GL.GL_TEXTURE_2D, 0)
         GL.glActiveTexture(GL.GL_TEXTURE0)
