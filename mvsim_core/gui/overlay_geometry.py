@@ -6,6 +6,8 @@ pairs with one colour per endpoint.
 
 * **Sensor points** — the latest observation of every 2D lidar (valid rays only, at the sensor pose of the scan) and
   every 3D lidar (its returns), as upstream's viewer shows them (``<gui><show_sensor_points>``).
+* **2D lidar rays** — as upstream's scan view with ``viz_visibleLines`` (its default): a segment from the sensor
+  origin to every valid return of the latest scan, in ``viz_pointsColor`` (drawn opaque).
 * **Camera frusta** — for every ``camera`` and ``rgbd_camera`` (its depth camera), the four edges from the optical
   centre to the image corners at :data:`FRUSTUM_DEPTH` m and the rectangle joining them, posed where the camera is now.
 * **Wheel forces** — for ``<gui><show_forces>``: at each wheel's contact point, the friction force the ground puts on
@@ -67,6 +69,33 @@ def sensor_points(world: Any) -> tuple[np.ndarray, np.ndarray]:
     if not chunks:
         return _EMPTY_POINTS
     return np.concatenate(chunks), np.concatenate(colours)
+
+
+def lidar2d_rays(world: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Segments (2M, 3) and colours (2M, 4) from each 2D lidar (``viz_visibleLines`` on) to its latest valid
+    returns, at the sensor pose of the scan (world frame, m)."""
+    from mvsim_core.sensors.lidar2d import Lidar2D
+
+    segs: list[np.ndarray] = []
+    cols: list[np.ndarray] = []
+    for veh in world.vehicles.values():
+        for s in veh.sensors.values():
+            obs = getattr(s, "last", None)
+            if not isinstance(s, Lidar2D) or obs is None or not bool(s.params["viz_visibleLines"]):
+                continue
+            ok = np.asarray(obs.valid, dtype=bool)
+            r = np.asarray(obs.ranges, dtype=np.float64)[ok]
+            a = np.asarray(obs.angles, dtype=np.float64)[ok]
+            if not len(r):
+                continue
+            local = np.zeros((2 * len(r), 3))
+            local[1::2, 0], local[1::2, 1] = r * np.cos(a), r * np.sin(a)
+            segs.append(_to_world(obs.sensor_pose, local))
+            colour = np.array([*list(s.params["viz_pointsColor"])[:3], 255], dtype=np.uint8)
+            cols.append(np.broadcast_to(colour, (len(local), 4)))
+    if not segs:
+        return _EMPTY_POINTS
+    return np.concatenate(segs), np.concatenate(cols)
 
 
 def frustum_segments(rot: np.ndarray, pos: np.ndarray, k: Any, depth: float = FRUSTUM_DEPTH) -> np.ndarray:

@@ -94,6 +94,8 @@ class WorldView:
         if self.show_sensor_points:
             pts, cols = overlay_geometry.sensor_points(world)
             layers.append(("points", pts - origin, cols, POINT_SIZE))
+            segs, cols = overlay_geometry.lidar2d_rays(world)
+            layers.append(("lines", segs - origin, cols, 1.0))
         if self.show_frusta:
             segs, cols = overlay_geometry.camera_frusta(world)
             layers.append(("lines", segs - origin, cols, 1.0))

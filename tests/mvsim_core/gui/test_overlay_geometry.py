@@ -102,3 +102,24 @@ def test_wheel_force_segments(viewer_world_file):
     assert right_end - right_start == pytest.approx((0.2, 0.0, 0.0), abs=1e-6)  # 20 N to the right = +x
     assert len(segs) == 2 * ph.wheels.n and (cols == og.FORCE_COLOR).all()
 
+
+
+def test_2d_lidar_rays_join_the_sensor_to_its_returns(viewer_world_file, tmp_path):
+    """viz_visibleLines (upstream's default): 25 segments from the sensor at (0.2, 0, 0.3) to the 25 returns on box1,
+    in viz_pointsColor (#ff000080, drawn opaque); none with viz_visibleLines false."""
+    w = mv.load_world(viewer_world_file)
+    assert og.lidar2d_rays(w)[0].shape == (0, 3)
+    w.run(0.05)
+    segs, cols = og.lidar2d_rays(w)
+    assert segs.shape == (50, 3) and cols.shape == (50, 4)
+    assert np.allclose(segs[0::2], (0.2, 0.0, 0.3), atol=1e-9)
+    pts, _ = og.sensor_points(w)
+    assert np.allclose(np.sort(segs[1::2, 1]), np.sort(pts[:, 1])) and np.allclose(segs[1::2, 0], 2.5, atol=1e-4)
+    assert (cols == (255, 0, 0, 255)).all()
+    text = viewer_world_file.read_text().replace('<sensor class="laser" name="laser1">',
+                                                 '<sensor class="laser" name="laser1">'
+                                                 "<viz_visibleLines>false</viz_visibleLines>")
+    (tmp_path / "v.world.xml").write_text(text)
+    w2 = mv.load_world(tmp_path / "v.world.xml")
+    w2.run(0.05)
+    assert og.lidar2d_rays(w2)[0].shape == (0, 3) and len(og.sensor_points(w2)[0]) == 25

@@ -200,3 +200,21 @@ def test_walking_actors_and_keyframed_blocks_are_drawn_where_they_are_now(tmp_pa
             assert pixel(img, cam, (x, -3.0, 0.0)) == FLOOR and pixel(img, cam, (x, 3.0, 0.0)) == FLOOR
     finally:
         view.close()
+
+
+def test_lidar_rays_are_drawn_as_lines(world, view):
+    """Seen from above, the middle of r1's central ray (y = 0, from x = 0.2 to the box face at x = 2.5) shows the
+    ray colour (pure red) over the floor; without sensor points the floor shows again."""
+    cam = view.camera
+    cam.target, cam.azimuth, cam.elevation, cam.distance = (1.35, 0.0, 0.3), 0.0, math.radians(89), 6.0
+    x, y = (int(c) for c in cam.project((1.9, 0.0, 0.3), W, H))
+
+    def reds(img):  # pure-red pixels within 2 px of the ray's projected point (the line is 1 px wide)
+        return int((img[y - 2:y + 3, x - 2:x + 3] == RED_RAY).all(axis=2).sum())
+
+    assert reds(view.draw(W, H, read=True)) >= 2
+    view.show_sensor_points = False
+    assert reds(view.draw(W, H, read=True)) == 0
+
+
+RED_RAY = (255, 0, 0)
