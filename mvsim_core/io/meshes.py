@@ -238,7 +238,7 @@ def _load_mesh_cached(resolved: str, mtime_ns: int, size: int, scale: float, col
     ext = os.path.splitext(resolved)[1].lower()
     colors: np.ndarray | None = None
     if ext == ".dae":
-        verts, faces, lines = _read_collada(resolved, collada_axes)
+        verts, faces, lines, colors = _read_collada(resolved, collada_axes)
         if verts.shape[0] == 0 and collada_axes == "assimp":
             # geometry pycollada does not reach (upstream's TropicPalmTree: its meshes hang off nodes pycollada's
             # scene walk skips): Assimp itself, whose output the "assimp" axes reproduce
@@ -266,7 +266,17 @@ def clear_mesh_cache() -> None:
     _load_mesh_cached.cache_clear()
 
 
-def _read_collada(path: str, collada_axes: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _collada_rgba(prim: object) -> tuple[float, float, float, float] | None:
+    """The diffuse RGBA (0..1) of a bound primitive's material, or None (a texture map, or no material)."""
+    effect = getattr(getattr(prim, "material", None), "effect", None)
+    diffuse = getattr(effect, "diffuse", None)
+    if isinstance(diffuse, tuple) and len(diffuse) >= 3 and all(isinstance(c, (int, float)) for c in diffuse):
+        alpha = float(diffuse[3]) if len(diffuse) > 3 else 1.0
+        return (float(diffuse[0]), float(diffuse[1]), float(diffuse[2]), alpha)
+    return None
+
+
+def _read_collada(path: str, collada_axes: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     import collada  # pycollada; imported lazily (it pulls in lxml/xml parsing machinery)
     from collada.common import DaeBrokenRefError, DaeUnsupportedError
     from collada.lineset import BoundLineSet
@@ -277,6 +287,7 @@ def _read_collada(path: str, collada_axes: str) -> tuple[np.ndarray, np.ndarray,
     vert_chunks: list[np.ndarray] = []
     face_chunks: list[np.ndarray] = []
     line_chunks: list[np.ndarray] = []
+    color_chunks: list[np.ndarray] = []  # per triangle, RGBA 0..1 (NaN: no colour of its own)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PendingDeprecationWarning)  # pycollada still uses numpy.matrix
@@ -300,6 +311,9 @@ def _read_collada(path: str, collada_axes: str) -> tuple[np.ndarray, np.ndarray,
                         line_chunks.append(idx.reshape(-1, 2) + offset)
                     else:
                         face_chunks.append(idx.reshape(-1, 3) + offset)
+                        rgba = _collada_rgba(prim)
+                        color_chunks.append(np.tile(rgba if rgba is not None else (np.nan,) * 4,
+                                                    (len(face_chunks[-1]), 1)))
                     vert_chunks.append(v)
                     offset += v.shape[0]
             unit = doc.assetInfo.unitmeter if doc.assetInfo is not None else None
@@ -309,7 +323,7 @@ def _read_collada(path: str, collada_axes: str) -> tuple[np.ndarray, np.ndarray,
             path, f"cannot parse COLLADA file ({type(e).__name__}: {e}); re-export it from your 3D tool"
         ) from e
     if not vert_chunks:
-        return np.zeros((0, 3)), np.zeros((0, 3), np.int64), np.zeros((0, 2), np.int64)
+        return np.zeros((0, 3)), np.zeros((0, 3), np.int64), np.zeros((0, 2), np.int64), None
     verts = np.concatenate(vert_chunks)
     if unit is not None and float(unit) > 0 and float(unit) != 1.0:
         verts = verts * float(unit)
@@ -318,7 +332,13 @@ def _read_collada(path: str, collada_axes: str) -> tuple[np.ndarray, np.ndarray,
         verts = verts @ rot.T
     faces = np.concatenate(face_chunks) if face_chunks else np.zeros((0, 3), np.int64)
     lines = np.concatenate(line_chunks) if line_chunks else np.zeros((0, 2), np.int64)
-    return verts, faces, lines
+    colors = np.concatenate(color_chunks) if color_chunks else None
+    if colors is not None:
+        if np.isnan(colors).all():
+            colors = None
+        else:
+            colors[np.isnan(colors[:, 0])] = (0.8, 0.8, 0.8, 1.0)  # Assimp's default diffuse
+    return verts, faces, lines, colors
 
 
 def _material_rgba(material: dict[str, object]) -> np.ndarray:

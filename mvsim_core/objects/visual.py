@@ -49,12 +49,15 @@ class Visual:
         path: local file of the model, or None when missing/remote-unavailable.
         params: the table above (offsets in m, angles in rad).
         node: where it was written.
+        written: the names of the parameters written in the file (the others are defaults): a ``model_color``
+            written replaces the model's own material colours when drawn.
     """
 
     uri: str
     path: Path | None
     params: dict
     node: XmlNode
+    written: frozenset[str] = frozenset()
     _bounds: np.ndarray | None = None
     _loaded: bool = False
 
@@ -111,7 +114,8 @@ def parse_visual(node: XmlNode, ctx: ParseContext, *, extra: dict[str, str] | No
     if en in ("false", "0"):
         return None
     warn_unknown_children(node, _KNOWN, ctx)
-    params = dict(read_params(VISUAL_PARAMS, [node], ctx, extra=extra))
+    pv = read_params(VISUAL_PARAMS, [node], ctx, extra=extra)
+    params = dict(pv)
     if scale_override is not None and math.isfinite(scale_override):
         params["model_scale"] = scale_override
     uri = params["model_uri"]
@@ -125,7 +129,7 @@ def parse_visual(node: XmlNode, ctx: ParseContext, *, extra: dict[str, str] | No
             ctx.missing_asset(uri, node, res.reason)
         else:
             path = Path(res.local_path)
-    return Visual(uri=uri, path=path, params=params, node=node)
+    return Visual(uri=uri, path=path, params=params, node=node, written=frozenset(pv.where))
 
 
 def parse_visuals(node: XmlNode, ctx: ParseContext, *, extra: dict[str, str] | None = None,

@@ -173,7 +173,7 @@ def flat_part(tris: np.ndarray, color: Any, *, cull: str = "back", center: np.nd
 
     Args:
         tris: triangle corners; wound counter-clockwise seen from outside, unless ``center`` is given.
-        color: RGBA (0..255) of every vertex.
+        color: RGBA (0..255) of every vertex, or a (T, 4) uint8 array of one per triangle.
         cull: face culling of the part.
         center: for convex solids: a point inside; every triangle is turned to face away from it.
         uv_of: optional function (N, 3) positions -> (N, 2) texture coordinates.
@@ -191,7 +191,10 @@ def flat_part(tris: np.ndarray, color: Any, *, cull: str = "back", center: np.nd
     n = n / length[:, None]
     pos = t.reshape(-1, 3)
     normals = np.repeat(n, 3, axis=0).astype(np.float32)
-    colors = np.tile(rgba(color), (len(pos), 1))
+    if isinstance(color, np.ndarray) and color.ndim == 2:  # one RGBA (0..255) per triangle
+        colors = np.repeat(np.asarray(color, dtype=np.uint8)[keep], 3, axis=0)
+    else:
+        colors = np.tile(rgba(color), (len(pos), 1))
     uv = np.asarray(uv_of(pos), dtype=np.float32) if uv_of is not None else None
     return MeshPart(pos, normals, colors, np.arange(len(pos), dtype=np.uint32), "triangles", cull, uv, texture)
 
@@ -282,11 +285,14 @@ def bump(lx: float, ly: float, lz: float, z0: float, color: Any, n: int = 10) ->
 
 def mesh_part(mesh: Any, color: Any, cull: str = "none") -> MeshPart | None:
     """A flat-shaded part of a loaded :class:`mvsim_core.io.meshes.Mesh` (already in the node frame), or None when
-    it has no triangles."""
+    it has no triangles; ``color`` None: the model's material colours (``face_colors``), white without them."""
     faces = np.asarray(mesh.faces)
     if faces.size == 0:
         return None
-    return flat_part(np.asarray(mesh.vertices)[faces], color, cull=cull)
+    fc = getattr(mesh, "face_colors", None)
+    if fc is not None and color is None:  # the model's own materials
+        color = np.clip(np.rint(np.asarray(fc, dtype=np.float64) * 255.0), 0, 255).astype(np.uint8)
+    return flat_part(np.asarray(mesh.vertices)[faces], WHITE if color is None else color, cull=cull)
 
 
 def horizontal_rect(x0: float, x1: float, y0: float, y1: float, z: float, color: Any, *, cull: str = "none",
@@ -473,7 +479,9 @@ class SceneGeometry:
                 continue
             if mesh is None:
                 continue
-            part = mesh_part(mesh, v.params.get("model_color", WHITE), _cull_of(v.params.get("model_cull_faces")))
+            written = "model_color" in getattr(v, "written", ())  # else: the model's own material colours
+            part = mesh_part(mesh, v.params.get("model_color") if written else None,
+                             _cull_of(v.params.get("model_cull_faces")))
             if part is not None:
                 out.append(part)
         return out

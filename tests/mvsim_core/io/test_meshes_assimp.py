@@ -120,3 +120,22 @@ def test_a_collada_file_pycollada_finds_empty_is_read_by_assimp(shared_dir, tmp_
     lo, hi = m.vertices.min(axis=0), m.vertices.max(axis=0)
     assert len(m.faces) > 1000
     assert hi[1] - lo[1] == pytest.approx(5.1733, abs=1e-3) and lo[1] == pytest.approx(0.0, abs=1e-6)
+
+
+def test_collada_materials_colour_the_faces_and_the_drawing(shared_dir, tmp_path):
+    """Upstream's tomato plant: 1787 faces of its green material and 1456 of its red one (their diffuse colours);
+    drawn in them unless the world writes a <model_color>."""
+    import zipfile
+
+    from mvsim_core.io.meshes import load_mesh
+    from mvsim_core.sensors.render.scene_geometry import mesh_part
+
+    with zipfile.ZipFile(shared_dir / "assets" / "mvsim-models" / "greenhouse.zip") as zf:
+        zf.extractall(tmp_path)
+    m = load_mesh(tmp_path / "greenhouse" / "tomato_plant_240cm.dae")
+    colours, counts = np.unique(np.round(m.face_colors, 3), axis=0, return_counts=True)
+    assert colours.tolist() == [[0.024, 0.8, 0.0, 1.0], [0.8, 0.001, 0.002, 1.0]] and counts.tolist() == [1787, 1456]
+    part = mesh_part(m, None)
+    drawn = {tuple(c) for c in part.colors.tolist()}
+    assert drawn == {(6, 204, 0, 255), (204, 0, 0, 255)}
+    assert {tuple(c) for c in mesh_part(m, (10, 20, 30, 255)).colors.tolist()} == {(10, 20, 30, 255)}
