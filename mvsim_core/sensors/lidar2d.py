@@ -14,7 +14,9 @@ Simulation (:meth:`Lidar2D.sample_batch`): all rays of all lidars due at a step 
 * ``bodies_visible=false``: only the occupancy grids are seen — no blocks, walls, vertical planes or vehicles — as
   upstream, whose flag makes its Box2D ray cast ignore every fixture;
 * ``raytrace_3d=true``: instead of upstream's depth rendering, a solid is hit only when the ray's height lies within
-  the solid's vertical extent (so a ray passes over a low block); occupancy grids stay infinitely tall;
+  the solid's vertical extent (so a ray passes over a low block); occupancy grids stay infinitely tall; blocks and
+  vehicle chassis whose ``<visual>`` models load are seen as the models' triangles (at the ray's height), not as
+  their outlines (:mod:`~mvsim_core.sensors.raycast.scene`);
 * noise, from the world's seeded generator: each ray's direction is perturbed by N(0, angle_std_noise²) before the
   cast (the reported ``angles`` stay nominal); each valid range gets N(0, range_std_noise²); ranges are then clipped
   to [0, max_range]. Misses read ``max_range`` with ``valid`` False and no noise;
@@ -164,7 +166,12 @@ class Lidar2D(Sensor):
         dx, dy = np.empty(n), np.empty(n)
         rotate_directions(c.base_cos, c.base_sin, c.ray_sensor, np.cos(yaw), np.sin(yaw), noise, dx, dy)
         origins = pos[c.ray_sensor, :2]
-        dist = ctx.raycast_scene.cast(origins, None, pos[c.ray_sensor, 2], c.reach, c.owner, c.visible, c.trace_3d,
+        scene = ctx.raycast_scene
+        if c.any_3d and scene.has_meshes and scene.scene_3d is None:  # share the 3D lidars' scene (its meshes)
+            from mvsim_core.sensors.lidar3d import scene_3d
+
+            scene.scene_3d = scene_3d(ctx)
+        dist = scene.cast(origins, None, pos[c.ray_sensor, 2], c.reach, c.owner, c.visible, c.trace_3d,
                                       directions=(dx, dy))
         ranges, valid = np.empty(n, dtype=np.float32), np.empty(n, dtype=np.bool_)
         if c.sigma_range is not None:
@@ -258,7 +265,7 @@ class _BatchConstants:
         n: total rays. bounds: (L + 1,) ray offsets of each lidar. ray_sensor: (n,) lidar of each ray.
         base_cos, base_sin: (n,) unit vectors of the nominal ray angles (sensor frame).
         reach: (n,) max range (m). owner: (n,) vehicle row that carries the lidar (−1: none).
-        visible: (n,) bodies_visible. trace_3d: (n,) raytrace_3d.
+        visible: (n,) bodies_visible. trace_3d: (n,) raytrace_3d. any_3d: some lidar has raytrace_3d.
         sigma_angle, sigma_range: (n,) noise std. devs. (rad, m), or None where no lidar of the list has that noise.
         near: (n,) float32 min_range (m), or None when no lidar of the list has one.
     """
@@ -272,6 +279,7 @@ class _BatchConstants:
     owner: np.ndarray
     visible: np.ndarray
     trace_3d: np.ndarray
+    any_3d: bool
     sigma_angle: np.ndarray | None
     sigma_range: np.ndarray | None
     near: np.ndarray | None
@@ -296,6 +304,7 @@ def _batch_constants(lidars: list[Lidar2D], ctx: Any) -> _BatchConstants:
         owner=per_ray([ctx.vehicle_index(s) for s in lidars], np.int64),
         visible=per_ray([bool(s.params["bodies_visible"]) for s in lidars], np.bool_),
         trace_3d=per_ray([bool(s.params["raytrace_3d"]) for s in lidars], np.bool_),
+        any_3d=any(bool(s.params["raytrace_3d"]) for s in lidars),
         sigma_angle=per_ray(sigma_a) if any(v > 0.0 for v in sigma_a) else None,
         sigma_range=per_ray(sigma_r) if any(v > 0.0 for v in sigma_r) else None,
         near=per_ray(near, np.float32) if any(v > 0.0 for v in near) else None)

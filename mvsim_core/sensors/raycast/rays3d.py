@@ -536,6 +536,23 @@ class RaycastScene3D:
         return out_t, out_i
 
 
+def has_visual_mesh(visuals: list[Any]) -> bool:
+    """Whether one of ``visuals`` loads a model with triangles: the body is then a mesh solid
+    (:func:`visual_mesh` gives a tree), not an analytic one. Loading is cached, so this costs little."""
+    from mvsim_core.errors import AssetError
+
+    for v in visuals:
+        if v.path is None:
+            continue
+        try:
+            mesh = v.mesh()
+        except (AssetError, ValueError):
+            continue
+        if mesh is not None and len(mesh.faces) > 0:
+            return True
+    return False
+
+
 def visual_mesh(meshes: MeshBVHSet, visuals: list[Any]) -> tuple[int, np.ndarray] | None:
     """The triangles of the visual models of one body that load (its frame), as one tree of ``meshes``: (root,
     box), or None when none loads (the body keeps its analytic shape). Models that fail to load are skipped (the

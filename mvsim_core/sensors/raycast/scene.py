@@ -17,6 +17,12 @@ them in 2D), the grid-obstacle fixtures the physics places near moving bodies (t
 
 Heights (m, world): blocks span pose z + [zmin, zmax]; a vehicle's chassis spans its z + [chassis zmin, zmax] and each
 wheel its z + [0, diameter]; vertical planes [z, z + height]. They matter only to rays cast with ``raytrace_3d``.
+
+Visual models and ``raytrace_3d``: a block or a vehicle chassis whose ``<visual>`` models load is seen by
+``raytrace_3d`` rays as their triangles — the mesh solids of the world's
+:class:`~mvsim_core.sensors.raycast.rays3d.RaycastScene3D` (:attr:`RaycastScene.scene_3d`, set by the caller or built
+on first need), each ray a horizontal 3D ray at its height — and not as its outline (whose segments are then
+:data:`~.segments.SEEN_2D` only). Other rays (2D mode) keep seeing the outline, as upstream's Box2D ray cast does.
 """
 
 from __future__ import annotations
@@ -28,7 +34,9 @@ import numpy as np
 from numba import njit
 
 import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
+from mvsim_core.sensors.raycast.bvh import STACK_SIZE
 from mvsim_core.sensors.raycast.grid import GridCaster
+from mvsim_core.sensors.raycast.rays3d import has_visual_mesh
 from mvsim_core.sensors.raycast.segments import (
     NO_OWNER,
     SEEN_2D,
@@ -41,9 +49,11 @@ from mvsim_core.sensors.raycast.segments import (
     polygon_edges,
     transform_polygon,
 )
+from mvsim_core.sensors.raycast.solids import C_KIND, C_OWNER, KIND_MESH, hit_mesh_solid
 
 if TYPE_CHECKING:
     from mvsim_core.dynamics.physics import Physics
+    from mvsim_core.sensors.raycast.rays3d import RaycastScene3D
     from mvsim_core.world import World
 
 
@@ -55,6 +65,28 @@ def unit_vectors(angles: np.ndarray, dx: np.ndarray, dy: np.ndarray) -> None:
         dy[i] = math.sin(angles[i])
 
 
+@njit(cache=True)
+def cast_mesh_rows(tab: np.ndarray, rows: np.ndarray, node_box: np.ndarray, node_ref: np.ndarray, tri: np.ndarray,
+                   ox: np.ndarray, oy: np.ndarray, height: np.ndarray, dx: np.ndarray, dy: np.ndarray,
+                   use_z: np.ndarray, visible: np.ndarray, exclude: np.ndarray, out: np.ndarray) -> None:
+    """Horizontal rays against the mesh solids ``rows`` of a 3D solid table (:mod:`.solids`, trees of a
+    :class:`~.bvh.MeshBVHSet`): ray i, from (ox, oy, height) (m, world) along the unit (dx, dy, 0), keeps in
+    ``out[i]`` (m; reach in, nearest hit out) the nearer of its hit so far and the triangles'. Only rays with
+    ``use_z`` and ``visible`` are cast; a solid whose owner is ``exclude[i]`` is skipped."""
+    stack = np.empty(STACK_SIZE, dtype=np.int64)
+    for i in range(ox.shape[0]):
+        if not (use_z[i] and visible[i]):
+            continue
+        for j in range(rows.shape[0]):
+            k = rows[j]
+            if exclude[i] >= 0 and tab[k, C_OWNER] == exclude[i]:
+                continue
+            t = hit_mesh_solid(tab, k, node_box, node_ref, tri, stack, ox[i], oy[i], height[i], dx[i], dy[i], 0.0,
+                               out[i])
+            if t < out[i]:
+                out[i] = t
+
+
 class RaycastScene:
     """The ray-castable geometry of a world (see the module docstring).
 
@@ -63,6 +95,8 @@ class RaycastScene:
         static: the static segments. moving: the moving objects (vehicles first, in physics order, then dynamic
             and animated blocks, then actors). n_vehicles: number of vehicles (object k < n_vehicles is vehicle k
             of the physics arrays).
+        has_meshes: whether some body is seen as a visual model by ``raytrace_3d`` rays.
+        scene_3d: the 3D scene whose mesh solids those rays meet (None until needed; the sensors share theirs).
     """
 
     def __init__(self, world: World, physics: Physics | None = None) -> None:
@@ -71,9 +105,11 @@ class RaycastScene:
 
         self.world = world
         self.physics = physics
+        self.has_meshes = False
         self.grids: list[GridCaster] = [GridCaster.from_grid_map(el.grid) for el in world.elements
                                         if isinstance(el, OccupancyGrid)]
         self._static_blocks = [b for b in world.blocks.values() if b.is_static and not b.is_intangible]
+        self.scene_3d: RaycastScene3D | None = None
         self._static_key: list[tuple[float, ...]] = []
         self.static = self._build_static()
         # moving objects: vehicles, then dynamic blocks
@@ -90,9 +126,10 @@ class RaycastScene:
             boxes = np.array([[w.x, w.y, 0.5 * w.diameter, 0.5 * w.width, 0.0, w.diameter] for w in v.wheels],
                              dtype=np.float64).reshape(-1, 6)
             m.add_object(np.asarray(ch.footprint, dtype=np.float64), float(ch.zmin), float(ch.zmax), owner=k,
-                         boxes=boxes)
+                         boxes=boxes, modes=self._outline_modes(v.visuals))
         for b in self._dynamic_blocks:
-            m.add_object(np.asarray(b.footprint, dtype=np.float64), float(b.zmin), float(b.zmax), owner=NO_OWNER)
+            m.add_object(np.asarray(b.footprint, dtype=np.float64), float(b.zmin), float(b.zmax), owner=NO_OWNER,
+                         modes=self._outline_modes(b.visuals))
         self._animated_rows = [j for j, b in enumerate(self._dynamic_blocks) if b.is_animated]
         self._actors = list(world.actors.values())
         for a in self._actors:
@@ -106,6 +143,35 @@ class RaycastScene:
         """The scene of ``world`` (static parts prepared now; moving ones placed at each :meth:`cast`)."""
         return cls(world, physics)
 
+    # ------------------------------------------------------------------ visual models
+    def _outline_modes(self, visuals: list[Any]) -> int:
+        """Which rays see the outline of a body with ``visuals``: 2D rays only when a model loads (``raytrace_3d``
+        rays meet its triangles instead), else both; notes :attr:`has_meshes`."""
+        if has_visual_mesh(visuals):
+            self.has_meshes = True
+            return SEEN_2D
+        return SEEN_BOTH
+
+    def _cast_meshes(self, ox: np.ndarray, oy: np.ndarray, h: np.ndarray, dx: np.ndarray, dy: np.ndarray,
+                     use_z: np.ndarray, vis: np.ndarray, excl: np.ndarray, out: np.ndarray) -> None:
+        """The ``raytrace_3d`` rays against the mesh solids of :attr:`scene_3d` (built here if the caller set none):
+        those of vehicles and of the blocks this scene holds (not intangible ones)."""
+        if self.scene_3d is None:
+            from mvsim_core.sensors.raycast.rays3d import RaycastScene3D
+
+            self.scene_3d = RaycastScene3D(self.world, self.physics, grids=self.grids)
+        s3 = self.scene_3d
+        s3.place_moving()
+        rows = np.flatnonzero(s3.tab[:, C_KIND] == KIND_MESH)
+        if s3._static_blocks:
+            ghost = np.array([b.is_intangible for b in s3._static_blocks], dtype=np.bool_)
+            rows = rows[(rows >= len(ghost)) | ~ghost[np.minimum(rows, len(ghost) - 1)]]
+        if len(rows) == 0:
+            return
+        me = s3.meshes
+        cast_mesh_rows(s3.tab, rows.astype(np.int64), me.node_box, me.node_ref, me.tri, ox, oy, h, dx, dy, use_z, vis,
+                       excl, out)
+
     # ------------------------------------------------------------------ static part
     def _static_signature(self) -> list[tuple[float, ...]]:
         return [tuple(b.pose) for b in self._static_blocks]
@@ -116,7 +182,8 @@ class RaycastScene:
         rows = [np.zeros((0, SEG_COLS))]
         for b in self._static_blocks:
             x, y, z, yaw, _, _ = b.pose
-            rows.append(polygon_edges(transform_polygon(b.footprint, x, y, yaw), z + b.zmin, z + b.zmax))
+            rows.append(polygon_edges(transform_polygon(b.footprint, x, y, yaw), z + b.zmin, z + b.zmax,
+                                      self._outline_modes(b.visuals)))
         for el in self.world.elements:
             if isinstance(el, VerticalPlane):
                 if not el.openings:  # one full piece, the same for both kinds of rays
@@ -186,7 +253,7 @@ class RaycastScene:
             bodies_visible: (R,) bool; False: the ray sees occupancy grids only (no blocks, walls, vertical planes or
                 vehicles), as upstream's ``bodies_visible=false`` hides every Box2D fixture.
             raytrace_3d: (R,) bool or None (all False); True: a solid is hit only if the ray height lies in its
-                [zmin, zmax].
+                [zmin, zmax], and bodies with visual models are met as their triangles.
             directions: optional (dx, dy), (R,) float64 unit vectors of ``angles`` when the caller has them
                 already (saves the cosines and sines); ``angles`` is then not read.
 
@@ -214,6 +281,8 @@ class RaycastScene:
         if vis.any():
             self.place_moving()
             cast_sets(self.static, self.moving, ox, oy, dx, dy, h, use_z, vis, excl, out)
+            if self.has_meshes and (use_z & vis).any():
+                self._cast_meshes(ox, oy, h, dx, dy, use_z, vis, excl, out)
         return np.where(out < reach, out, np.inf)
 
 

@@ -434,7 +434,7 @@ class MovingSegments:
         self._zr: list[tuple[float, float]] = []
 
     def add_object(self, outline: np.ndarray, zmin: float, zmax: float, owner: int = NO_OWNER,
-                   boxes: np.ndarray | None = None) -> int:
+                   boxes: np.ndarray | None = None, modes: int = SEEN_BOTH) -> int:
         """Register an object; returns its index.
 
         Args:
@@ -443,8 +443,9 @@ class MovingSegments:
             owner: vehicle index (a ray from that vehicle's sensors ignores the object), or −1.
             boxes: (B, 6) turning boxes in the object frame — cx, cy (m), half length, half width (m), zmin, zmax
                 (m above the object's frame); their yaws are given to :meth:`place`.
+            modes: which rays see the outline (:data:`SEEN_2D`, :data:`SEEN_3D` or both); boxes are seen by both.
         """
-        rows = polygon_edges(outline, zmin, zmax)
+        rows = polygon_edges(outline, zmin, zmax, modes)
         b = np.zeros((0, 6)) if boxes is None else np.asarray(boxes, dtype=np.float64).reshape(-1, 6)
         pts = np.asarray(outline, dtype=np.float64).reshape(-1, 2)
         radius = float(np.hypot(pts[:, 0], pts[:, 1]).max()) if len(pts) else 0.0

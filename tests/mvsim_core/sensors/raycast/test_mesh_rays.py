@@ -178,3 +178,63 @@ def test_depth_camera_sees_the_triangles_of_visual_models_not_their_prisms(tmp_p
     prism = SceneRenderer(SceneGeometry(w)).render(rot, pos, k, 0.05, 20.0).depth.astype(np.float64).reshape(-1)
     through = (prism > 0.0) & ((depth.reshape(-1) == 0.0) | (depth.reshape(-1) > prism + 0.01))
     assert through.sum() > 2000
+
+
+def _scan_2d(tmp_path: Path, trace_3d: bool, height: float = 0.45) -> tuple[mv.World, np.ndarray, np.ndarray]:
+    """A robot at the origin with a 2D lidar (120°, 481 rays, ``height`` m up) facing a chair model (a static
+    block seen as its visual model, the prism of its footprint as outline) and a 2 m wall at x = 4 m (face at
+    x = 4 m) behind it. Returns the world and the lidar's world x, y of each ray's return and its range (m)."""
+    extra = ("<range_std_noise>0</range_std_noise><angle_std_noise_deg>0</angle_std_noise_deg>"
+             f"<raytrace_3d>{str(trace_3d).lower()}</raytrace_3d>")
+    xml = f"""<mvsim_world version="1.0">
+<vehicle name="r1"><dynamics class="differential"/><init_pose>0 0 0</init_pose>
+  <sensor class="laser" name="laser1"><pose>0 0 0</pose><height>{height}</height><fov_degrees>120</fov_degrees>
+  <nrays>481</nrays><max_range>20</max_range><sensor_period>0.1</sensor_period>{extra}</sensor></vehicle>
+<block name="chair"><static>true</static><init_pose3d>2.2 0.4 0 25 0 90</init_pose3d><skip_elevation_adjust/>
+  <shape_from_visual/><visual><model_uri>{MODELS}/chair_x3.dae</model_uri></visual></block>
+<block name="wall"><static>true</static><init_pose>0 0 0</init_pose><zmin>0</zmin><zmax>2</zmax>
+  <shape><pt>4 -8</pt><pt>4.2 -8</pt><pt>4.2 8</pt><pt>4 8</pt></shape></block>
+</mvsim_world>"""
+    path = tmp_path / "l2.world.xml"
+    path.write_text(xml)
+    w = mv.load_world(path, seed=0)
+    w.run(0.1)
+    scan = w.vehicles["r1"].sensors["laser1"].last
+    x, y, z, yaw = scan.sensor_pose[:4]
+    assert z == pytest.approx(height, abs=1e-6)
+    a = yaw + scan.angles.astype(np.float64)
+    r = scan.ranges.astype(np.float64)
+    assert scan.valid.all()  # the wall closes every ray
+    return w, np.column_stack([x + r * np.cos(a), y + r * np.sin(a), np.full(len(r), z)]), r
+
+
+def _outline_distance(block: mv.Block, pts: np.ndarray) -> np.ndarray:
+    """(P,) x-y distance (m) of each point to the edges of the block's footprint at its pose."""
+    x, y, _, yaw, _, _ = block.pose
+    c, s = math.cos(yaw), math.sin(yaw)
+    poly = np.asarray(block.footprint, dtype=np.float64) @ np.array([[c, s], [-s, c]]) + (x, y)
+    a, b = poly, np.roll(poly, -1, axis=0)
+    d2 = _seg_dist2(pts[:, None, :2], a[None], b[None])
+    return np.sqrt(d2.min(axis=1))
+
+
+@needs_models
+@pytest.mark.parametrize("height, n_chair", [(0.2, 13), (0.7, 35)])
+def test_lidar2d_raytrace_3d_sees_the_triangles_of_a_visual_model_not_its_outline(tmp_path, height, n_chair):
+    """With ``raytrace_3d`` every return off the wall lies within 1 cm of the chair's triangles (at the scan's
+    height), and rays that cross the chair's outline but miss its triangles return the wall behind (x = 4 m);
+    without it the lidar sees the outline (upstream's Box2D fixture). (The block spans z in [−0.21, 0.27] m: at
+    0.2 m its outline would be met by ``raytrace_3d`` rays, at 0.7 m not, but the model's back is.)"""
+    w, pts3, _ = _scan_2d(tmp_path, True, height)
+    on_wall = np.abs(pts3[:, 0] - 4.0) < 1e-4
+    chair = ~on_wall
+    assert chair.sum() == n_chair
+    tris = world_triangles(w.blocks["chair"])
+    assert distance_to_triangles(pts3[chair], tris).max() < 0.01
+
+    _, pts2, _ = _scan_2d(tmp_path, False, height)
+    outline = np.abs(pts2[:, 0] - 4.0) >= 1e-4
+    assert outline.sum() == 124
+    assert _outline_distance(w.blocks["chair"], pts2[outline]).max() < 1e-4  # the 2D rays stop at the outline
+    through = outline & on_wall  # crossed the outline, missed the triangles: the wall behind
+    assert through.sum() >= 124 - n_chair
