@@ -15,6 +15,7 @@ from mvsim_core.io.meshes import (
     Mesh,
     clear_mesh_cache,
     convex_footprint,
+    convex_hull_2d,
     load_mesh,
     wireframe_segments,
     z_range,
@@ -135,6 +136,38 @@ def test_footprint_and_z_range(tmp_path):
 def test_footprint_degenerate_is_bounding_rectangle():
     m = Mesh.from_arrays(np.array([[0, 0, 0], [1, 1, 0], [2, 2, 1.0]]), lines=np.array([[0, 1], [1, 2]]))
     np.testing.assert_allclose(convex_footprint(m), [[0, 0], [2, 0], [2, 2], [0, 2]])
+
+
+@pytest.mark.parametrize("kind", ["normal", "grid", "circle", "segment"])
+def test_convex_hull_2d_with_octagon_filter(kind, monkeypatch):
+    """The hull with Akl–Toussaint's pre-filter (the extreme points' octagon drops the inner points first) equals
+    the plain monotone chain's, vertex for vertex, on sets with many ties and collinear runs; and the filter drops
+    most points of a large set."""
+    import mvsim_core.io.meshes as meshes
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        if kind == "normal":
+            pts = rng.normal(size=(400, 2))
+        elif kind == "grid":
+            pts = rng.integers(0, 6, size=(400, 2)).astype(float)
+        elif kind == "circle":
+            t = rng.integers(0, 36, 400) * np.pi / 18
+            pts = np.round(np.c_[np.cos(t), np.sin(t)], 9)
+        else:
+            pts = np.c_[rng.integers(0, 50, 400), np.zeros(400)].astype(float) + [1.0, 2.0]
+        hull = convex_hull_2d(pts)
+        if kind == "segment":  # all collinear: the bounding rectangle
+            x0, x1 = pts[:, 0].min(), pts[:, 0].max()
+            np.testing.assert_allclose(hull, [[x0, 2], [x1, 2], [x1, 2], [x0, 2]])
+            continue
+        with monkeypatch.context() as m:
+            m.setattr(meshes, "_outside_octagon", lambda p: p)
+            plain = convex_hull_2d(pts)
+        np.testing.assert_array_equal(hull, plain)
+        assert signed_area(hull) > 0
+    if kind == "normal":
+        p = np.unique(rng.normal(size=(3000, 2)), axis=0)
+        assert len(meshes._outside_octagon(p)) < 0.2 * len(p)
 
 
 def test_wireframe_of_triangle_box_drops_vertical_and_duplicate_edges(tmp_path):
