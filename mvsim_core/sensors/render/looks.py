@@ -21,8 +21,9 @@ Down       −z          −y (image top towards +x)
 Faces are resized to one square size (at most :data:`SKY_FACE_MAX` px) and stacked in :data:`SKY_LAYERS` order.
 
 **Shadows** (``<lights><enable_shadows>``): a directional shadow map, ``shadow_map_size`` px square, made by an
-orthographic view from the light. It is centred on the point the view looks at (the viewer's orbit target; for a
-sensor camera, its optical centre) and covers a square of half-side
+orthographic view from the light. It is centred near the point the view looks at (the viewer's orbit target; for a
+sensor camera, its optical centre): on the nearest point of a grid of :data:`SHADOW_SNAP` times the half-side, so that
+the map of the parts that never move is redrawn only when the view crosses a grid step. It covers a square of half-side
 ``max(eye_distance_to_shadow_map_extension · d, minimum_shadow_map_extension_ratio · light_clip_plane_max)`` m, with
 ``d`` the eye–target distance (m; :data:`SENSOR_EYE_DISTANCE` for sensor cameras); depth runs from
 ``light_clip_plane_min`` to ``light_clip_plane_max`` m from a light "eye" placed ``light_clip_plane_max / 2`` m from
@@ -73,6 +74,19 @@ def skybox_faces(world: Any) -> np.ndarray | None:
             out[i] = np.asarray(im, dtype=np.uint8)[::-1]
         return out
     return None
+
+
+SHADOW_SNAP = 0.125
+"""Grid step of the shadow map's centre, as a fraction of the map's half-side (the view is always within
+``SHADOW_SNAP / 2`` half-sides of the centre on each axis)."""
+
+
+def shadow_center(point: Any, half: float) -> np.ndarray:
+    """(3,) the shadow map's centre for a view looking at ``point`` (m, world minus origin): the nearest point of the
+    grid of step ``SHADOW_SNAP · half`` (m)."""
+    step = SHADOW_SNAP * float(half)
+    p = np.asarray(point, dtype=np.float64)
+    return np.round(p / step) * step if step > 0 else p
 
 
 def shadow_extension(lights: Any, eye_distance: float) -> float:

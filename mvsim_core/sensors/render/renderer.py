@@ -41,8 +41,15 @@ from typing import Any
 import numpy as np
 
 from mvsim_core.sensors.render.camera_model import Intrinsics, projection_matrix, view_matrix
+from mvsim_core.sensors.render.frustum import boxes_in_view, draw_runs
 from mvsim_core.sensors.render.gl_context import GLContext, RenderUnavailableError, get_context
-from mvsim_core.sensors.render.looks import SENSOR_EYE_DISTANCE, light_matrix, shadow_extension, skybox_faces
+from mvsim_core.sensors.render.looks import (
+    SENSOR_EYE_DISTANCE,
+    light_matrix,
+    shadow_center,
+    shadow_extension,
+    skybox_faces,
+)
 from mvsim_core.sensors.render.scene_geometry import PackedScene, SceneGeometry, TextureImage
 
 BACKGROUND: tuple[int, int, int] = (153, 153, 153)
@@ -169,6 +176,27 @@ void main() {
     o_color = vec4(texture(u_sky, vec3(0.5 * st + 0.5, layer)).rgb, 1.0);
     o_depth = 0.0;
 }
+"""
+
+_SHADOW_VERTEX_SHADER = """
+#version 330 core
+layout(location = 0) in vec3 a_pos;
+layout(location = 4) in float a_node;
+uniform samplerBuffer u_nodes;
+uniform mat4 u_light_mat;     // world minus origin -> the shadow map's clip space
+void main() {
+    int base = 3 * int(a_node + 0.5);
+    vec4 r0 = texelFetch(u_nodes, base);
+    vec4 r1 = texelFetch(u_nodes, base + 1);
+    vec4 r2 = texelFetch(u_nodes, base + 2);
+    vec3 p = vec3(dot(r0.xyz, a_pos) + r0.w, dot(r1.xyz, a_pos) + r1.w, dot(r2.xyz, a_pos) + r2.w);
+    gl_Position = u_light_mat * vec4(p, 1.0);
+}
+"""
+
+_SHADOW_FRAGMENT_SHADER = """
+#version 330 core
+void main() {}
 """
 
 _MODES = {"triangles": "GL_TRIANGLES", "lines": "GL_LINES", "points": "GL_POINTS"}
@@ -302,6 +330,12 @@ class SceneRenderer:
         self._targets: dict[tuple[int, int], int] = {}
         self._tex_ids: dict[int, int] = {}
         self.reversed_z = self.ctx.has_clip_control
+        self.culling = True
+        """Skip the parts out of view (:mod:`.frustum`); the images are the same either way."""
+        self._transforms = np.zeros((0, 3, 4))
+        self._moving = np.zeros(0, dtype=bool)
+        """Nodes whose pose has changed at least once (their parts are drawn into the shadow map every frame)."""
+        self._static_key: bytes | None = None
         lights = getattr(scene.world, "lights", None)
         self.lights = lights
         self.shadows = bool(lights is not None and lights["enable_shadows"])
@@ -367,35 +401,50 @@ class SceneRenderer:
         self._sky_vao = vao
 
     def _make_shadow_map(self, size: int) -> None:
-        """The shadow map: a ``size`` px square float depth texture (capped at the renderer's limit) and its
-        framebuffer."""
+        """The shadow maps (the frame's and the still parts' one, :meth:`_shadow_pass`): ``size`` px square float
+        depth textures (capped at the renderer's limit) and their framebuffers."""
         GL = self.GL
         size = max(1, min(size, int(GL.glGetIntegerv(GL.GL_MAX_TEXTURE_SIZE))))
-        t = int(GL.glGenTextures(1))
-        self._textures.append(t)
-        GL.glBindTexture(GL.GL_TEXTURE_2D, t)
-        GL.glTexImage2D(GL.GL_TEXTURE_2D, 0, GL.GL_DEPTH_COMPONENT32F, size, size, 0, GL.GL_DEPTH_COMPONENT,
-                        GL.GL_FLOAT, None)
-        for par, val in ((GL.GL_TEXTURE_WRAP_S, GL.GL_CLAMP_TO_EDGE), (GL.GL_TEXTURE_WRAP_T, GL.GL_CLAMP_TO_EDGE),
-                         (GL.GL_TEXTURE_MIN_FILTER, GL.GL_NEAREST), (GL.GL_TEXTURE_MAG_FILTER, GL.GL_NEAREST),
-                         (GL.GL_TEXTURE_COMPARE_MODE, GL.GL_NONE)):
-            GL.glTexParameteri(GL.GL_TEXTURE_2D, par, val)
-        GL.glBindTexture(GL.GL_TEXTURE_2D, 0)
-        fbo = int(GL.glGenFramebuffers(1))
-        self._fbos.append(fbo)
-        GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, fbo)
-        GL.glFramebufferTexture2D(GL.GL_FRAMEBUFFER, GL.GL_DEPTH_ATTACHMENT, GL.GL_TEXTURE_2D, t, 0)
-        GL.glDrawBuffer(GL.GL_NONE)
-        GL.glReadBuffer(GL.GL_NONE)
-        status = GL.glCheckFramebufferStatus(GL.GL_FRAMEBUFFER)
-        GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, 0)
-        if status != GL.GL_FRAMEBUFFER_COMPLETE:
-            raise RenderUnavailableError(f"shadow map framebuffer {size}×{size} incomplete (status 0x{status:x})")
-        self._shadow_fbo, self._shadow_tex, self._shadow_size = fbo, t, size
+        self._shadow_size = size
+        maps = []
+        for _ in range(2):
+            t = int(GL.glGenTextures(1))
+            self._textures.append(t)
+            GL.glBindTexture(GL.GL_TEXTURE_2D, t)
+            GL.glTexImage2D(GL.GL_TEXTURE_2D, 0, GL.GL_DEPTH_COMPONENT32F, size, size, 0, GL.GL_DEPTH_COMPONENT,
+                            GL.GL_FLOAT, None)
+            for par, val in ((GL.GL_TEXTURE_WRAP_S, GL.GL_CLAMP_TO_EDGE), (GL.GL_TEXTURE_WRAP_T, GL.GL_CLAMP_TO_EDGE),
+                             (GL.GL_TEXTURE_MIN_FILTER, GL.GL_NEAREST), (GL.GL_TEXTURE_MAG_FILTER, GL.GL_NEAREST),
+                             (GL.GL_TEXTURE_COMPARE_MODE, GL.GL_NONE)):
+                GL.glTexParameteri(GL.GL_TEXTURE_2D, par, val)
+            GL.glBindTexture(GL.GL_TEXTURE_2D, 0)
+            fbo = int(GL.glGenFramebuffers(1))
+            self._fbos.append(fbo)
+            GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, fbo)
+            GL.glFramebufferTexture2D(GL.GL_FRAMEBUFFER, GL.GL_DEPTH_ATTACHMENT, GL.GL_TEXTURE_2D, t, 0)
+            GL.glDrawBuffer(GL.GL_NONE)
+            GL.glReadBuffer(GL.GL_NONE)
+            status = GL.glCheckFramebufferStatus(GL.GL_FRAMEBUFFER)
+            GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, 0)
+            if status != GL.GL_FRAMEBUFFER_COMPLETE:
+                raise RenderUnavailableError(f"shadow map framebuffer {size}×{size} incomplete (status 0x{status:x})")
+            maps.append((fbo, t))
+        (self._shadow_fbo, self._shadow_tex), (self._static_fbo, self._static_tex) = maps
+        self._shadow_in_use = self._shadow_tex
+        # depth only: positions in, nothing out (llvmpipe then skips the lit shader for the map's millions of texels)
+        self._shadow_program = compile_program(GL, _SHADOW_VERTEX_SHADER, _SHADOW_FRAGMENT_SHADER)
+        self._programs.append(self._shadow_program)
+        self._shadow_mat_loc = GL.glGetUniformLocation(self._shadow_program, "u_light_mat")
+        GL.glUseProgram(self._shadow_program)
+        GL.glUniform1i(GL.glGetUniformLocation(self._shadow_program, "u_nodes"), 0)
+        GL.glUseProgram(0)
 
     def _upload(self, packed: PackedScene) -> None:
         GL = self.GL
         self.draws = packed.draws
+        self._spans, self._span_node, self._span_box = packed.spans, packed.span_node, packed.span_box
+        self._span_triangles = np.array([self.draws[int(i)].primitive == "triangles" for i in self._spans[:, 0]],
+                                        dtype=bool)
         vao = int(GL.glGenVertexArrays(1))
         self._vaos.append(vao)
         GL.glBindVertexArray(vao)
@@ -488,6 +537,16 @@ class SceneRenderer:
     # ------------------------------------------------------------------ per frame
     def _write_nodes(self, transforms: np.ndarray) -> None:
         GL = self.GL
+        new = np.asarray(transforms, dtype=np.float64).reshape(-1, 3, 4)
+        if new.shape == self._transforms.shape:
+            moved = (new != self._transforms).any(axis=(1, 2))
+            if (moved & ~self._moving).any():  # a node moves for the first time: its parts leave the still map
+                self._moving |= moved
+                self._static_key = None
+        else:
+            self._moving = np.zeros(len(new), dtype=bool)
+            self._static_key = None
+        self._transforms = new
         data = np.ascontiguousarray(transforms, dtype=np.float32)
         if data.size:
             GL.glBindBuffer(GL.GL_TEXTURE_BUFFER, self._node_buf)
@@ -547,7 +606,8 @@ class SceneRenderer:
             if self.shadows and self.draws:
                 center, dist = focus if focus is not None else (eye, SENSOR_EYE_DISTANCE)
                 lights = self.lights
-                light_mat = light_matrix(self.lighting.direction, center, shadow_extension(lights, dist),
+                half = shadow_extension(lights, dist)
+                light_mat = light_matrix(self.lighting.direction, shadow_center(center, half), half,
                                          float(lights["light_clip_plane_min"]),  # type: ignore[index]
                                          float(lights["light_clip_plane_max"]))  # type: ignore[index]
                 self._shadow_pass(light_mat)
@@ -627,33 +687,67 @@ class SceneRenderer:
         GL.glEnable(GL.GL_DEPTH_TEST)
 
     def _shadow_pass(self, light_mat: np.ndarray) -> None:
-        """Render the triangles' depth as seen from the light into the shadow map."""
+        """Make the shadow map for ``light_mat``: the depth of the triangles as seen from the light.
+
+        The parts of nodes that have never moved are drawn into a map of their own, kept while the light matrix
+        stays the same; the frame's map is that one (when no moving part is in the light's box) or a copy of it
+        with the moving parts drawn on top. Depth testing keeps the nearest surface whatever the order, so the map
+        is the one a full redraw makes.
+        """
         GL = self.GL
-        loc = self._loc
         n = self._shadow_size
-        GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, self._shadow_fbo)
-        GL.glViewport(0, 0, n, n)
+        keep = self._keep(light_mat)
+        if len(self._spans):
+            keep &= self._span_triangles
+        still = (~self._moving[self._span_node] if len(self._moving) == self.scene.n_nodes
+                 else np.zeros_like(keep))
+        key = np.asarray(light_mat, np.float64).tobytes()
         GL.glEnable(GL.GL_DEPTH_TEST)
         GL.glDepthMask(GL.GL_TRUE)
         GL.glDepthFunc(GL.GL_LESS)
         GL.glDisable(GL.GL_CULL_FACE)
-        GL.glClearBufferfv(GL.GL_DEPTH, 0, np.array([1.0], np.float32))
-        GL.glUseProgram(self._program)
-        GL.glUniformMatrix4fv(loc["u_view"], 1, GL.GL_TRUE, light_mat.astype(np.float32))
-        GL.glUniformMatrix4fv(loc["u_proj"], 1, GL.GL_TRUE, np.eye(4, dtype=np.float32))
-        GL.glUniform1i(loc["u_lit"], 0)
-        GL.glUniform1i(loc["u_textured"], 0)
-        GL.glUniform1i(loc["u_shadows"], 0)
+        GL.glViewport(0, 0, n, n)
+        if self._static_key != key:
+            self._depth_pass(self._static_fbo, light_mat, keep & still)
+            self._static_key = key
+        moving = keep & ~still
+        if not moving.any():
+            self._shadow_in_use = self._static_tex
+            return
+        GL.glBindFramebuffer(GL.GL_READ_FRAMEBUFFER, self._static_fbo)
+        GL.glBindFramebuffer(GL.GL_DRAW_FRAMEBUFFER, self._shadow_fbo)
+        GL.glBlitFramebuffer(0, 0, n, n, 0, 0, n, n, GL.GL_DEPTH_BUFFER_BIT, GL.GL_NEAREST)
+        self._depth_pass(self._shadow_fbo, light_mat, moving, clear=False)
+        self._shadow_in_use = self._shadow_tex
+
+    def _depth_pass(self, fbo: int, light_mat: np.ndarray, keep: np.ndarray, *, clear: bool = True) -> None:
+        """Draw the triangles of the parts ``keep`` (S,) into the depth framebuffer ``fbo`` as the light sees them."""
+        GL = self.GL
+        GL.glBindFramebuffer(GL.GL_FRAMEBUFFER, fbo)
+        if clear:
+            GL.glClearBufferfv(GL.GL_DEPTH, 0, np.array([1.0], np.float32))
+        GL.glUseProgram(self._shadow_program)
+        GL.glUniformMatrix4fv(self._shadow_mat_loc, 1, GL.GL_TRUE, light_mat.astype(np.float32))
         GL.glActiveTexture(GL.GL_TEXTURE0)
         GL.glBindTexture(GL.GL_TEXTURE_BUFFER, self._node_tex)
-        GL.glUniform1i(loc["u_nodes"], 0)
         GL.glBindVertexArray(self._vaos[0])
-        for d in self.draws:
-            if d.primitive == "triangles":
-                GL.glDrawElements(GL.GL_TRIANGLES, d.count, GL.GL_UNSIGNED_INT, ctypes.c_void_p(4 * d.first))
+        for runs in draw_runs(self._spans, keep, len(self.draws)):
+            for first, count in runs:
+                GL.glDrawElements(GL.GL_TRIANGLES, count, GL.GL_UNSIGNED_INT, ctypes.c_void_p(4 * first))
         GL.glBindVertexArray(0)
         GL.glBindTexture(GL.GL_TEXTURE_BUFFER, 0)
         GL.glUseProgram(0)
+
+    def _keep(self, clip: np.ndarray) -> np.ndarray:
+        """(S,) bool: the parts that may show through ``clip`` (4×4, world minus origin → clip space); every part
+        when :attr:`culling` is off."""
+        if self.culling and len(self._transforms) == self.scene.n_nodes:
+            return boxes_in_view(self._span_box, self._span_node, self._transforms, np.asarray(clip, np.float64))
+        return np.ones(len(self._spans), dtype=bool)
+
+    def _runs(self, clip: np.ndarray) -> list[list[tuple[int, int]]]:
+        """Per draw, the index runs (first, count) of the parts that may show through ``clip`` (see :meth:`_keep`)."""
+        return draw_runs(self._spans, self._keep(clip), len(self.draws))
 
     def _draw(self, view: np.ndarray, proj: np.ndarray, light_mat: np.ndarray | None = None,
               eye: np.ndarray | None = None) -> None:
@@ -670,7 +764,7 @@ class SceneRenderer:
                            float(lights["shadow_bias_cam2frag"]),  # type: ignore[index]
                            float(lights["shadow_bias_normal"]))  # type: ignore[index]
             GL.glActiveTexture(GL.GL_TEXTURE2)
-            GL.glBindTexture(GL.GL_TEXTURE_2D, self._shadow_tex)
+            GL.glBindTexture(GL.GL_TEXTURE_2D, self._shadow_in_use)
             GL.glUniform1i(loc["u_shadow_map"], 2)
         GL.glUniformMatrix4fv(loc["u_view"], 1, GL.GL_TRUE, view.astype(np.float32))
         GL.glUniformMatrix4fv(loc["u_proj"], 1, GL.GL_TRUE, proj.astype(np.float32))
@@ -685,7 +779,9 @@ class SceneRenderer:
         cull: str | None = None
         textured: int | None = None
         lit: bool | None = None
-        for d in self.draws:
+        for d, runs in zip(self.draws, self._runs(proj @ view), strict=True):
+            if not runs:
+                continue
             if d.cull != cull:
                 cull = d.cull
                 if cull == "none":
@@ -705,7 +801,8 @@ class SceneRenderer:
             if d.primitive == "points":
                 GL.glPointSize(max(1.0, float(d.size)))
             mode = getattr(GL, _MODES[d.primitive])
-            GL.glDrawElements(mode, d.count, GL.GL_UNSIGNED_INT, ctypes.c_void_p(4 * d.first))
+            for first, count in runs:
+                GL.glDrawElements(mode, count, GL.GL_UNSIGNED_INT, ctypes.c_void_p(4 * first))
         GL.glBindVertexArray(0)
         GL.glDisable(GL.GL_CULL_FACE)
         GL.glActiveTexture(GL.GL_TEXTURE2)

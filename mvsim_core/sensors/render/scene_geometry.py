@@ -147,6 +147,10 @@ class PackedScene:
         node: (N,) float32 node index of every vertex (exact in float32 below 2²⁴ nodes).
         indices: (M,) uint32, already offset into the shared vertex array.
         draws: the draw calls, grouped by primitive, culling, texture, size and lighting.
+        spans: (S, 3) int64, one row per part: (its draw's index in ``draws``, first index, index count); a draw's
+            parts are consecutive, so a renderer can skip the parts out of view (frustum culling).
+        span_node: (S,) int64 the part's node. span_box: (S, 2, 3) float64 its vertices' box (lo, hi; packed
+            coordinates: node frame minus the node's anchor, m); NaN where a vertex is not finite (never culled).
     """
 
     positions: np.ndarray
@@ -156,6 +160,9 @@ class PackedScene:
     node: np.ndarray
     indices: np.ndarray
     draws: list[Draw] = field(default_factory=list)
+    spans: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int64))
+    span_node: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    span_box: np.ndarray = field(default_factory=lambda: np.zeros((0, 2, 3)))
 
 
 def rgba(color: Any) -> np.ndarray:
@@ -699,6 +706,9 @@ class SceneGeometry:
         items = sorted(self.parts, key=key)
         pos, nrm, col, uv, node, idx = [], [], [], [], [], []
         draws: list[Draw] = []
+        spans: list[tuple[int, int, int]] = []
+        span_node: list[int] = []
+        span_box: list[np.ndarray] = []
         base = 0
         first = 0
         for node_i, p in items:
@@ -717,6 +727,12 @@ class SceneGeometry:
                                  last.count + count)
             else:
                 draws.append(Draw(p.primitive, p.cull, p.texture, p.size, p.lit, first, count))
+            if count:
+                used = q[np.asarray(p.indices, dtype=np.int64)]
+                box = np.array([used.min(axis=0), used.max(axis=0)])
+                spans.append((len(draws) - 1, first, count))
+                span_node.append(node_i)
+                span_box.append(box if np.isfinite(box).all() else np.full((2, 3), np.nan))
             base += len(q)
             first += count
 
@@ -725,7 +741,8 @@ class SceneGeometry:
 
         return PackedScene(cat(pos, (0, 3), np.float32), cat(nrm, (0, 3), np.float32), cat(col, (0, 4), np.uint8),
                            cat(uv, (0, 2), np.float32), cat(node, (0,), np.float32), cat(idx, (0,), np.uint32),
-                           draws)
+                           draws, np.array(spans, dtype=np.int64).reshape(-1, 3),
+                           np.array(span_node, dtype=np.int64), np.array(span_box, dtype=np.float64).reshape(-1, 2, 3))
 
     # ------------------------------------------------------------------ poses
     def node_transforms(self) -> np.ndarray:
