@@ -18,7 +18,12 @@ Each part builds its scene, measures, and returns Markdown table rows; ``main`` 
 * ``lidar3d_meshes`` — the VLP-16 robot of ``lidar3d`` on a flat floor amid 80 static chairs (``chair_x3.dae`` of
   the model mirror in ``../shared/assets/mvsim-models``, 2748 triangles each, each scaled by its own factor so that
   none shares a tree: 219 840 triangles) in a 9 × 9 grid at 2 m; the lidar sees their triangles
-  (:mod:`~mvsim_core.sensors.raycast.bvh`). Rows: the kernel alone and the whole sensor path. Goal: ≥ 100 sweeps/s.
+  (:mod:`~mvsim_core.sensors.raycast.bvh`). Rows: the kernel alone and the whole sensor path (goal: ≥ 100 sweeps/s);
+  a 640 × 480 RGB-D camera on the same robot rendering that scene headless, shadows on (``RgbdCamera.sample_batch``),
+  with the robot still and driving a circle (0.3 m/s, 0.3 rad/s; 1/30 s of simulation between frames, not timed)
+  (goal: ≥ 30 frames/s); and the cold load — a fresh process that imports the simulator, loads the world file,
+  steps once and takes one lidar sweep and one RGB-D frame, on warm kernel and asset caches (median of 3 processes
+  after an untimed one; goal: under 2 s).
 * ``camera`` — 640 × 480 camera frames per second, rendered headless (OpenGL offscreen: EGL surfaceless or OSMesa on
   Mesa's llvmpipe; no display, no GPU): ``worlds/demo.world.xml`` (warehouse occupancy grid drawn as merged boxes,
   floor plane, pallets, crate, two vehicles) with an RGB-D camera on ``bot1`` looking down the corridor. Rows: the
@@ -45,6 +50,7 @@ import argparse
 import math
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -347,7 +353,10 @@ def _mesh_world(folder: Path, seed: int) -> mv.World:
     """The lidar robot of the 3D part on a flat floor amid MESH_GRID² − 1 static chairs (``chair_x3.dae``, 2748
     triangles), each scaled by its own factor in 0.9–1.1 so that every chair has its own tree (no sharing)."""
     rng = np.random.default_rng(seed)
-    parts = ['<vehicle name="lidar_robot"><dynamics class="differential"/><init_pose>0 0 30</init_pose>'
+    parts = ['<vehicle name="lidar_robot"><dynamics class="differential"><controller class="twist_ideal"/>'
+             '</dynamics><init_pose>0 0 30</init_pose>'
+             '<sensor class="rgbd_camera" name="rgbd"><pose_3d>0.3 0 0.8 0 0 0</pose_3d><sensor_period>0.1'
+             '</sensor_period></sensor>'
              '<sensor class="lidar3d" name="vlp16"><pose_3d>0.1 0 0.7 0 0 0</pose_3d>'
              f'<vert_fov_degrees>30</vert_fov_degrees><vert_nrays>16</vert_nrays>'
              f'<horz_nrays>{VLP16_AZIMUTHS}</horz_nrays><max_range>{VLP16_RANGE}</max_range>'
@@ -367,16 +376,53 @@ def _mesh_world(folder: Path, seed: int) -> mv.World:
     return mv.load_world(path, seed=seed)
 
 
+_COLD_LOAD = """
+import sys, time
+t0 = time.perf_counter()
+import mvsim_core as mv
+from mvsim_core.sensors.lidar3d import Lidar3D
+from mvsim_core.sensors.rgbd_camera import RgbdCamera
+world = mv.load_world(sys.argv[1], seed=0)
+t1 = time.perf_counter()
+world.start().sensor_scheduler.enabled = False
+world.step()
+sensors = world.vehicles["lidar_robot"].sensors
+ctx = world.sensor_scheduler.ctx
+Lidar3D.sample_batch([sensors["vlp16"]], ctx, 0.1)
+RgbdCamera.sample_batch([sensors["rgbd"]], ctx, 0.1)
+print(t1 - t0, time.perf_counter() - t0)
+"""
+
+
+def _cold_load(path: Path, runs: int = 3) -> tuple[float, float, float]:
+    """Median (s) over ``runs`` fresh processes (after an untimed one that fills the caches) of: the whole process
+    as a user waits for it (interpreter start to exit), import + world load, and import to the first lidar sweep and
+    RGB-D frame."""
+    whole, load, first = [], [], []
+    for i in range(runs + 1):
+        t = time.perf_counter()
+        out = subprocess.run([sys.executable, "-c", _COLD_LOAD, str(path)], capture_output=True, text=True,
+                             check=True, env={**os.environ, "NUMBA_NUM_THREADS": "1"})
+        if i:
+            whole.append(time.perf_counter() - t)
+            a, b = (float(v) for v in out.stdout.split())
+            load.append(a)
+            first.append(b)
+    return statistics.median(whole), statistics.median(load), statistics.median(first)
+
+
 def part_lidar3d_meshes(repeat: int, seed: int) -> list[str]:
     """Rows of the mesh part (see the module docstring)."""
     from mvsim_core.sensors.lidar3d import Lidar3D, _ray_table
     from mvsim_core.sensors.raycast.rays3d import RaycastScene3D
     from mvsim_core.sensors.raycast.solids import C_KIND, KIND_MESH
+    from mvsim_core.sensors.rgbd_camera import RgbdCamera
 
     if not MESH_MODEL.is_file():
         return [f"| skipped: {MESH_MODEL} not found | | | | | |"]
     with tempfile.TemporaryDirectory() as tmp:
         world = _mesh_world(Path(tmp), seed)
+        cold = _cold_load(Path(tmp) / "bench_lidar3d_meshes.world.xml")
     world.step()
     ctx = world.sensor_scheduler.ctx
     t = time.perf_counter()
@@ -404,6 +450,28 @@ def part_lidar3d_meshes(repeat: int, seed: int) -> list[str]:
     hit = np.isfinite(d)
     rows.append(f"| scene: {n_mesh} chairs, {scene.meshes.n_triangles} triangles in their own trees; tree build "
                 f"{t_build * 1e3:.0f} ms; {hit.mean() * 100:.0f} % rays hit | | | | | |")
+    cam = world.vehicles["lidar_robot"].sensors["rgbd"]
+    assert isinstance(cam, RgbdCamera)
+    world.sensor_scheduler.enabled = False
+    robot = world.vehicles["lidar_robot"]
+    for label, twist in (("robot still", (0.0, 0.0, 0.0)), ("robot driving", (0.3, 0.0, 0.3))):
+        robot.controller.set_twist(*twist)
+        samples: list[float] = []
+        for i in range(max(repeat, 20) + 1):
+            world.run(1.0 / 30.0)
+            t = time.perf_counter()
+            RgbdCamera.sample_batch([cam], ctx, 0.1)
+            if i:  # the first frame after a change of motion is a warm-up
+                samples.append(time.perf_counter() - t)
+        dt, best = statistics.median(samples), min(samples)
+        goal = " ✔" if 1.0 / dt >= CAM_GOAL_FPS else " ✘ (goal 30)"
+        k = cam.depth_intrinsics
+        rows.append(f"| 640 × 480 RGB-D frames (RgbdCamera.sample_batch), shadows on, {label} | "
+                    f"{k.ncols} × {k.nrows} px | {dt * 1e3:.2f} | {1.0 / dt:.0f} fps{goal} | | |")
+    whole, load, first = cold
+    goal = " ✔" if whole < 2.0 else " ✘ (goal 2 s)"
+    rows.append(f"| cold load, fresh process: import + load {load:.2f} s, to the first sweep and frame {first:.2f} s, "
+                f"whole process | | {whole * 1e3:.0f}{goal} | | | |")
     return rows
 
 

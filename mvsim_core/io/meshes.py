@@ -454,7 +454,7 @@ def wireframe_segments(
 
 
 def _outside_octagon(p: np.ndarray) -> np.ndarray:
-    """The rows of sorted, distinct 2D points ``p`` that can be on their convex hull: all but those strictly inside
+    """The rows of 2D points ``p`` that can be on their convex hull: all but those strictly inside
     the convex polygon of the extreme points in eight directions (Akl–Toussaint), order kept. Spares the chain walk
     most of a mesh's vertices."""
     if p.shape[0] < 16:
@@ -479,8 +479,8 @@ def convex_hull_2d(points: np.ndarray) -> np.ndarray:
     Collinear points on the hull are dropped. Fewer than 3 distinct points, or all collinear, give the axis-aligned
     bounding rectangle (4 points, possibly of zero area).
     """
-    p = np.unique(np.round(np.asarray(points, dtype=np.float64)[:, :2], 12), axis=0)  # sorted by x, then y
-    p = _outside_octagon(p)
+    p = _outside_octagon(np.round(np.asarray(points, dtype=np.float64)[:, :2], 12))
+    p = np.unique(p, axis=0)  # sorted by x, then y
 
     def half(seq: np.ndarray) -> list[np.ndarray]:
         chain: list[np.ndarray] = []
