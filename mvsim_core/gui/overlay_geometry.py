@@ -5,9 +5,12 @@ is subtracted: points are (N, 3) float64 with (N, 4) uint8 RGBA colours; line se
 pairs with one colour per endpoint.
 
 * **Sensor points** — the latest observation of every 2D lidar (valid rays only, at the sensor pose of the scan) and
-  every 3D lidar (its returns), as upstream's viewer shows them (``<gui><show_sensor_points>``).
-* **2D lidar rays** — as upstream's scan view with ``viz_visibleLines`` (its default): a segment from the sensor
-  origin to every valid return of the latest scan, in ``viz_pointsColor`` (drawn opaque).
+  every 3D lidar (its returns), as upstream's viewer shows them (``<gui><show_sensor_points>``); a 2D lidar with
+  ``viz_visiblePoints`` draws its own (below) instead.
+* **2D lidar rays and points** — as upstream's scan view: with ``viz_visibleLines`` (its default) a segment from the
+  sensor origin to every valid return of the latest scan; with ``viz_visiblePoints`` the returns as points of
+  ``viz_pointSize`` px; both in ``viz_pointsColor`` (drawn opaque). (``viz_visiblePlane``, the translucent fan of the
+  scanned area, is not drawn.)
 * **Camera frusta** — for every ``camera`` and ``rgbd_camera`` (its depth camera), the four edges from the optical
   centre to the image corners at :data:`FRUSTUM_DEPTH` m and the rectangle joining them, posed where the camera is now.
 * **Wheel forces** — for ``<gui><show_forces>``: at each wheel's contact point, the friction force the ground puts on
@@ -53,6 +56,8 @@ def sensor_points(world: Any) -> tuple[np.ndarray, np.ndarray]:
             if obs is None or getattr(obs, "sensor_pose", None) is None:
                 continue
             if hasattr(obs, "ranges") and hasattr(obs, "valid") and hasattr(obs, "angles"):  # 2D scan
+                if _own_points(s):
+                    continue
                 ok = np.asarray(obs.valid, dtype=bool)
                 r = np.asarray(obs.ranges, dtype=np.float64)[ok]
                 a = np.asarray(obs.angles, dtype=np.float64)[ok]
@@ -69,6 +74,37 @@ def sensor_points(world: Any) -> tuple[np.ndarray, np.ndarray]:
     if not chunks:
         return _EMPTY_POINTS
     return np.concatenate(chunks), np.concatenate(colours)
+
+
+def _own_points(sensor: Any) -> bool:
+    """A 2D lidar that draws its returns itself (``viz_visiblePoints``)."""
+    params = getattr(sensor, "params", None)
+    return params is not None and "viz_visiblePoints" in params and bool(params["viz_visiblePoints"])
+
+
+def _scan_colour(sensor: Any) -> np.ndarray:
+    """(4,) RGBA of a 2D lidar's rays and points: ``viz_pointsColor``, opaque."""
+    return np.array([*list(sensor.params["viz_pointsColor"])[:3], 255], dtype=np.uint8)
+
+
+def lidar2d_points(world: Any) -> list[tuple[np.ndarray, np.ndarray, float]]:
+    """Per 2D lidar with ``viz_visiblePoints`` on and a latest scan: its valid returns (N, 3) at the sensor pose of the
+    scan (world frame, m), their colours (N, 4) and the point size ``viz_pointSize`` (px)."""
+    from mvsim_core.sensors.lidar2d import Lidar2D
+
+    out = []
+    for veh in world.vehicles.values():
+        for s in veh.sensors.values():
+            obs = getattr(s, "last", None)
+            if not isinstance(s, Lidar2D) or obs is None or not _own_points(s):
+                continue
+            ok = np.asarray(obs.valid, dtype=bool)
+            r = np.asarray(obs.ranges, dtype=np.float64)[ok]
+            a = np.asarray(obs.angles, dtype=np.float64)[ok]
+            local = np.column_stack([r * np.cos(a), r * np.sin(a), np.zeros(len(r))])
+            out.append((_to_world(obs.sensor_pose, local), np.broadcast_to(_scan_colour(s), (len(r), 4)),
+                        float(s.params["viz_pointSize"])))
+    return out
 
 
 def lidar2d_rays(world: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -91,8 +127,7 @@ def lidar2d_rays(world: Any) -> tuple[np.ndarray, np.ndarray]:
             local = np.zeros((2 * len(r), 3))
             local[1::2, 0], local[1::2, 1] = r * np.cos(a), r * np.sin(a)
             segs.append(_to_world(obs.sensor_pose, local))
-            colour = np.array([*list(s.params["viz_pointsColor"])[:3], 255], dtype=np.uint8)
-            cols.append(np.broadcast_to(colour, (len(local), 4)))
+            cols.append(np.broadcast_to(_scan_colour(s), (len(local), 4)))
     if not segs:
         return _EMPTY_POINTS
     return np.concatenate(segs), np.concatenate(cols)

@@ -96,6 +96,8 @@ class WorldView:
             layers.append(("points", pts - origin, cols, POINT_SIZE))
             segs, cols = overlay_geometry.lidar2d_rays(world)
             layers.append(("lines", segs - origin, cols, 1.0))
+            for pts, cols, size in overlay_geometry.lidar2d_points(world):
+                layers.append(("points", pts - origin, cols, size))
         if self.show_frusta:
             segs, cols = overlay_geometry.camera_frusta(world)
             layers.append(("lines", segs - origin, cols, 1.0))

@@ -123,3 +123,25 @@ def test_2d_lidar_rays_join_the_sensor_to_its_returns(viewer_world_file, tmp_pat
     w2 = mv.load_world(tmp_path / "v.world.xml")
     w2.run(0.05)
     assert og.lidar2d_rays(w2)[0].shape == (0, 3) and len(og.sensor_points(w2)[0]) == 25
+
+
+def test_2d_lidar_points_in_their_own_colour_and_size(viewer_world_file, tmp_path):
+    """viz_visiblePoints with viz_pointSize 6 and viz_pointsColor #00ff00: the 25 returns on box1 come as the
+    lidar's own points (green, 6 px) and leave the generic sensor points; without it there are none."""
+    w = mv.load_world(viewer_world_file)
+    w.run(0.05)
+    assert og.lidar2d_points(w) == []
+    text = viewer_world_file.read_text().replace(
+        '<sensor class="laser" name="laser1">',
+        '<sensor class="laser" name="laser1"><viz_visiblePoints>true</viz_visiblePoints>'
+        "<viz_pointSize>6</viz_pointSize><viz_pointsColor>#00ff00</viz_pointsColor>")
+    (tmp_path / "p.world.xml").write_text(text)
+    w2 = mv.load_world(tmp_path / "p.world.xml")
+    w2.run(0.05)
+    ((pts, cols, size),) = og.lidar2d_points(w2)
+    assert size == 6.0 and pts.shape == (25, 3) and (cols == (0, 255, 0, 255)).all()
+    assert np.allclose(pts[:, 0], 2.5, atol=1e-4) and np.allclose(pts[:, 2], 0.3, atol=1e-9)
+    assert np.allclose(np.sort(pts[:, 1]), 2.3 * np.tan(np.radians(np.arange(-12, 13))), atol=1e-4)
+    assert og.sensor_points(w2)[0].shape == (0, 3)
+    segs, _ = og.lidar2d_rays(w2)
+    assert np.allclose(np.sort(segs[1::2, 1]), np.sort(pts[:, 1]))

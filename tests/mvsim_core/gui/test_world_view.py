@@ -218,3 +218,32 @@ def test_lidar_rays_are_drawn_as_lines(world, view):
 
 
 RED_RAY = (255, 0, 0)
+
+
+def test_lidar_points_are_drawn_in_their_colour_and_size(viewer_world_file, tmp_path, offscreen_gl):
+    """viz_visiblePoints, viz_pointSize 7, viz_pointsColor #00ffff: seen from behind r1, each return on box1's face
+    is a cyan square about 7 px wide (at least 25 cyan pixels in the 9 × 9 px around it; the generic sensor points
+    are 3 px), and no pixel is red (neither the generic points nor rays are drawn for this lidar)."""
+    from mvsim_core.gui.world_view import WorldView
+
+    text = viewer_world_file.read_text().replace(
+        '<sensor class="laser" name="laser1">',
+        '<sensor class="laser" name="laser1"><viz_visiblePoints>true</viz_visiblePoints>'
+        "<viz_visibleLines>false</viz_visibleLines><viz_pointSize>7</viz_pointSize>"
+        "<viz_pointsColor>#00ffff</viz_pointsColor>")
+    (tmp_path / "p.world.xml").write_text(text)
+    w = mv.load_world(tmp_path / "p.world.xml")
+    w.run(0.1)
+    v = WorldView(w)
+    try:
+        cam = v.camera
+        cam.target, cam.azimuth, cam.elevation, cam.distance = (2.5, 0.0, 0.3), math.pi, math.radians(20), 6.0
+        ((pts, _, _),) = og.lidar2d_points(w)
+        img = v.draw(W, H, read=True)
+        for p in pts[::6]:
+            x, y = (int(c) for c in cam.project(p, W, H))
+            cyan = (img[y - 4:y + 5, x - 4:x + 5] == (0, 255, 255)).all(axis=2).sum()
+            assert cyan >= 25, (p, cyan)
+        assert not (img == (255, 0, 0)).all(axis=2).any()  # neither generic red points nor rays
+    finally:
+        v.close()
