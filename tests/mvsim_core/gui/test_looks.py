@@ -4,6 +4,7 @@ textured planes and terrain, all in pictures rendered offscreen."""
 from __future__ import annotations
 
 import math
+import os
 import zipfile
 from pathlib import Path
 
@@ -18,7 +19,8 @@ from mvsim_core.sensors.camera import PinholeModel
 from mvsim_core.sensors.render.camera_model import OPTICAL_WRT_BODY, project, world_to_optical
 from mvsim_core.sensors.render.looks import SKY_LAYERS
 
-ASSETS = Path("/work/shared/assets/mvsim-models")
+REPO = Path(__file__).resolve().parents[3]
+ASSETS = Path(os.environ.get("MVSIM_SHARED_DIR", REPO.parent / "shared")) / "assets" / "mvsim-models"
 K = PinholeModel(320, 240, 160.0, 120.0, 160.0, 160.0)  # 90° field of view
 W, H = 640, 480
 

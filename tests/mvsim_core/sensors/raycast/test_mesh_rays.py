@@ -6,6 +6,7 @@ the prisms of their footprints where the models are not; a block without a model
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,8 @@ from mvsim_core.geometry.rotations import rotation
 from mvsim_core.sensors.raycast.bvh import STACK_SIZE, build_bvh, hit_bvh
 from mvsim_core.sensors.raycast.rays3d import RaycastScene3D
 
-MODELS = Path("/work/shared/assets/mvsim-models")
+REPO = Path(__file__).resolve().parents[4]
+MODELS = Path(os.environ.get("MVSIM_SHARED_DIR", REPO.parent / "shared")) / "assets" / "mvsim-models"
 needs_models = pytest.mark.skipif(not (MODELS / "chair_x3.dae").is_file(), reason="model mirror not present")
 
 
@@ -238,3 +240,33 @@ def test_lidar2d_raytrace_3d_sees_the_triangles_of_a_visual_model_not_its_outlin
     assert _outline_distance(w.blocks["chair"], pts2[outline]).max() < 1e-4  # the 2D rays stop at the outline
     through = outline & on_wall  # crossed the outline, missed the triangles: the wall behind
     assert through.sum() >= 124 - n_chair
+
+
+@needs_models
+def test_lidar2d_raytrace_3d_follows_a_moving_model(tmp_path):
+    """A dynamic block seen as its chair model, teleported 1 m sideways between two scans: each scan's returns off
+    the wall lie within 1 cm of the chair's triangles where the chair is at that scan, and the second scan's
+    returns are more than 30 cm from where the chair was."""
+    _scan_2d(tmp_path, True, 0.2)  # writes the world file
+    text = (tmp_path / "l2.world.xml").read_text().replace("<block name=\"chair\"><static>true</static>",
+                                                         "<block name=\"chair\"><static>false</static>")
+    (tmp_path / "l2.world.xml").write_text(text)
+    w = mv.load_world(tmp_path / "l2.world.xml", seed=0)
+    lidar = w.vehicles["r1"].sensors["laser1"]
+    seen = []
+    for y in (0.4, -0.6):
+        x0, _, _, yaw, _, _ = w.blocks["chair"].pose
+        w.set_pose("chair", x0, y, yaw)
+        w.run(0.1)
+        scan = lidar.last
+        sx, sy, sz, syaw = scan.sensor_pose[:4]
+        a = syaw + scan.angles.astype(np.float64)
+        r = scan.ranges.astype(np.float64)
+        pts = np.column_stack([sx + r * np.cos(a), sy + r * np.sin(a), np.full(len(r), sz)])
+        chair = np.abs(pts[:, 0] - 4.0) >= 1e-4
+        assert chair.sum() >= 10
+        tris = world_triangles(w.blocks["chair"])
+        assert abs(w.blocks["chair"].pose[1] - y) < 0.02
+        assert distance_to_triangles(pts[chair], tris).max() < 0.01
+        seen.append((pts[chair], tris))
+    assert distance_to_triangles(seen[1][0], seen[0][1]).min() > 0.3
