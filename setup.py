@@ -44,6 +44,7 @@ setup(
         "trimesh>=4",
         "pycollada>=0.8",
         "assimp-py>=1.1",  # FBX, glTF, OBJ, STL, PLY models through Assimp (a wheel that bundles the library)
+        "embreex>=4.4",  # Intel Embree: rays against static mesh models (a wheel that bundles the library)
         "networkx>=3",
         "box2d>=2.3.10",
         "numba>=0.60",

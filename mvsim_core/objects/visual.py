@@ -8,8 +8,9 @@ reported once in the world's missing assets; the object then falls back to its b
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -60,6 +61,9 @@ class Visual:
     written: frozenset[str] = frozenset()
     _bounds: np.ndarray | None = None
     _loaded: bool = False
+    _mesh: Any = field(default=None, repr=False, compare=False)
+    _mesh_base: Any = field(default=None, repr=False, compare=False)
+    _mesh_key: bytes | None = field(default=None, repr=False, compare=False)
 
     @property
     def bounds(self) -> np.ndarray | None:
@@ -93,7 +97,13 @@ class Visual:
             return None
         from mvsim_core.io.meshes import load_mesh
 
-        return load_mesh(self.path).transformed(self.transform())
+        base = load_mesh(self.path)
+        m = self.transform()
+        key = m.tobytes()
+        if self._mesh_base is not base or self._mesh_key != key:  # the file changed or the parameters moved it
+            self._mesh = base.transformed(m)
+            self._mesh_base, self._mesh_key = base, key
+        return self._mesh
 
 
 def parse_visual(node: XmlNode, ctx: ParseContext, *, extra: dict[str, str] | None = None,

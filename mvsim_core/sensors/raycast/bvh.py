@@ -1,5 +1,6 @@
 """Triangle meshes for the 3D ray caster: one bounding-volume hierarchy (BVH) per mesh, all in shared flat arrays,
-and the compiled query of a ray against one of them.
+and the compiled query of a ray against one of them. The models of moving bodies use these trees; static models go to
+Embree when it is installed (:mod:`.embree_meshes` says why).
 
 A mesh is given in its owner's local frame (a block's or a vehicle's, m); the caster moves each ray into that frame
 (:mod:`.solids`) and walks the mesh's tree there, so a moving body needs no rebuild. Meshes are seen from both sides

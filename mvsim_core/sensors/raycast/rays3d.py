@@ -22,9 +22,12 @@ What is in the scene (:class:`RaycastScene3D`), all in the world frame, metres:
   not meet the cells as obstacles; a 2D lidar sees them as infinitely tall. A fixed height — the default
   ``wallHeight`` of upstream's ``<walls>`` — keeps the cells visible without making the sky hit them.)
 
-Visual models: a block or a vehicle chassis whose ``<visual>`` models load is seen as their triangles (:mod:`.bvh`:
-one tree per model set, in the body's frame, shared by bodies with the same models), not as its prism, ramp or bump;
-bodies without a model that loads keep their analytic shapes. Wheels stay cylinders and actors their figures.
+Visual models: a block or a vehicle chassis whose ``<visual>`` models load is seen as their triangles, not as its
+prism, ramp or bump; bodies without a model that loads keep their analytic shapes. Wheels stay cylinders and actors
+their figures. Static blocks' models go, in the world frame, to one Embree scene (:mod:`.embree_meshes`, the faster
+engine), cast for all rays before the kernel, whose hits bound the kernel's search; models that move (vehicle
+chassis, dynamic and animated blocks) go to our trees (:mod:`.bvh`: one per model set, in the body's frame, shared
+by bodies with the same models), as do static ones when Embree is not there or ``MVSIM_MESH_ENGINE=numba``.
 Not in the scene: point clouds, ground grids, skyboxes.
 
 Casting (:meth:`RaycastScene3D.cast`): one compiled call traces every ray of every sensor. Per sensor, the solids
@@ -50,8 +53,10 @@ import numpy as np
 from numba import njit, prange
 
 import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
+from mvsim_core.geometry.rotations import rotation
 from mvsim_core.objects.actor import STAND_IN_COLOR
 from mvsim_core.sensors.raycast.bvh import STACK_SIZE, MeshBVHSet
+from mvsim_core.sensors.raycast.embree_meshes import EmbreeMeshes, embree_sensor_rays, use_embree
 from mvsim_core.sensors.raycast.grid import GridCaster
 from mvsim_core.sensors.raycast.heightfield import HeightfieldPyramid, HeightfieldSet, cast_heightfield
 from mvsim_core.sensors.raycast.segments import N_SECTORS, SECTOR_PAD, pseudo_angle
@@ -159,12 +164,17 @@ def _file_solids(tab: np.ndarray, ox: float, oy: float, oz: float, reach: float,
 def _trace(ox: float, oy: float, oz: float, dx: float, dy: float, dz: float, reach: float, planes: np.ndarray,
            hf_meta: np.ndarray, hf_levels: np.ndarray, hf_heights: np.ndarray, hf_bounds: np.ndarray,
            tab: np.ndarray, verts: np.ndarray, mesh_box: np.ndarray, mesh_ref: np.ndarray, mesh_tri: np.ndarray,
-           stack: np.ndarray, sec_start: np.ndarray, sec_items: np.ndarray, n_sectors: int) -> tuple[float, float]:
-    """Nearest hit of one unit ray: (distance in m, inf if none before ``reach``; intensity of the surface)."""
+           stack: np.ndarray, sec_start: np.ndarray, sec_items: np.ndarray, n_sectors: int, t0: float,
+           i0: float) -> tuple[float, float]:
+    """Nearest hit of one unit ray: (distance in m, inf if none before ``reach``; intensity of the surface).
+    ``t0``, ``i0``: a hit found before (the static mesh models, :mod:`.embree_meshes`; inf and 0 for none)."""
     if not abs(dx) + abs(dy) + abs(dz) < math.inf:  # a non-finite direction hits nothing (and its NaN
         return math.inf, 0.0                         # pseudo-angle never becomes a sector index)
     best = reach
     inten = 0.0
+    if t0 < best:
+        best = t0
+        inten = i0
     if dz != 0.0:
         for p in range(planes.shape[0]):
             t = (planes[p, 4] - oz) / dz
@@ -222,7 +232,8 @@ def _trace_range(ox: float, oy: float, oz: float, rot: np.ndarray, s: int, dirs:
     for r in range(r0, r1):
         dx, dy, dz = _world_dir(rot, s, dirs, r)
         t, inten = _trace(ox, oy, oz, dx, dy, dz, reach, planes, hf_meta, hf_levels, hf_heights, hf_bounds, tab,
-                          verts, mesh_box, mesh_ref, mesh_tri, stack, sec_start, sec_items, n_sectors)
+                          verts, mesh_box, mesh_ref, mesh_tri, stack, sec_start, sec_items, n_sectors, out_t[r],
+                          out_i[r])
         out_t[r] = t
         out_i[r] = inten
 
@@ -244,6 +255,8 @@ def trace_sensors(origin: np.ndarray, rot: np.ndarray, dir_start: np.ndarray, di
         tab, verts: the solids (:mod:`.solids`). mesh_box, mesh_ref, mesh_tri: the trees of the mesh solids
             (:class:`~.bvh.MeshBVHSet`). n_sectors: angular sectors per sensor.
         out_t: (N,) distance of each ray's hit (m), inf for none. out_i: (N,) intensity of the surface hit (0: none).
+            On entry, a hit each ray has already (the static mesh models of :mod:`.embree_meshes`; inf and 0 for
+            none): it bounds the search and is kept unless something nearer is met.
 
     The per-ray functions are compiled without numba's reference counting (``_nrt=False``: they only read arrays
     they are given): with it, every call that passes the scene's arrays on costs a pair of atomic reference-count
@@ -346,9 +359,10 @@ class RaycastScene3D:
     """
 
     def __init__(self, world: World, physics: Physics | None = None, grids: list[GridCaster] | None = None,
-                 *, n_sectors: int = N_SECTORS, parallel: bool = False) -> None:
+                 *, n_sectors: int = N_SECTORS, parallel: bool = False, embree: bool | None = None) -> None:
         """Prepare the scene of ``world``; ``physics`` gives the live poses (None: the objects' declared poses).
-        ``grids``: prepared casters of the world's occupancy grids (e.g. shared with the 2D scene), else built."""
+        ``grids``: prepared casters of the world's occupancy grids (e.g. shared with the 2D scene), else built.
+        ``embree``: static mesh models through Embree (default: :func:`~.embree_meshes.use_embree`)."""
         from mvsim_core.dynamics.terrain import Terrain
         from mvsim_core.elements.elevation_map import ElevationMap
         from mvsim_core.elements.horizontal_plane import HorizontalPlane
@@ -386,6 +400,7 @@ class RaycastScene3D:
         self._animated = np.array([b.is_animated for b in self._dynamic_blocks], dtype=np.bool_)
         self._actors = list(world.actors.values())
         self.n_vehicles = len(self._vehicles)
+        self.embree = use_embree() if embree is None else bool(embree)
         self.meshes = MeshBVHSet()
         self._build()
 
@@ -403,8 +418,25 @@ class RaycastScene3D:
         from mvsim_core.elements.vertical_plane import VerticalPlane
 
         st = SolidTable()
+        self.static_meshes: list[EmbreeMeshes] = []
+        ghost_rows: list[int] = []
+        models: dict[bool, tuple[list[tuple[np.ndarray, np.ndarray]], list[float]]] = {False: ([], []),
+                                                                                      True: ([], [])}
         for b in self._static_blocks:
-            _add_block(st, b, tuple(b.pose), self.meshes)
+            pose = tuple(b.pose)
+            model = visual_model(b.visuals) if self.embree else None
+            if model is not None:
+                x, y, z, yaw, pitch, roll = pose
+                world_verts = model[0] @ rotation(yaw, pitch, roll).T + (x, y, z)
+                models[bool(b.is_intangible)][0].append((world_verts, model[1]))
+                models[bool(b.is_intangible)][1].append(luminance(b.params["color"]))
+                continue
+            row = _add_block(st, b, pose, self.meshes)
+            if b.is_intangible:
+                ghost_rows.append(row)
+        for ghost in (False, True):
+            if models[ghost][0]:
+                self.static_meshes.append(EmbreeMeshes(*models[ghost], intangible=ghost))
         for el in self.world.elements:
             if isinstance(el, VerticalPlane):
                 inten = luminance(el.params.color)
@@ -445,6 +477,9 @@ class RaycastScene3D:
                 parent.append(first_actor + j)
                 offset.append((0.0, 0.0, 0.0, 0.0))
         self.tab, self.verts = st.arrays()
+        mesh_rows = np.flatnonzero(self.tab[:, C_KIND] == KIND_MESH)
+        self.mesh_rows_2d = np.setdiff1d(mesh_rows, np.array(ghost_rows, dtype=np.int64)).astype(np.int64)
+        """Rows of the mesh solids that 2D ``raytrace_3d`` rays meet (not intangible blocks)."""
         self._moving_rows = np.arange(self.n_static, len(st), dtype=np.int64)
         self._moving_parent = np.array(parent, dtype=np.int64)
         self._moving_offset = np.array(offset, dtype=np.float64).reshape(-1, 4)
@@ -508,9 +543,8 @@ class RaycastScene3D:
         reach = np.ascontiguousarray(max_range, dtype=np.float64).reshape(-1)
         owner = np.ascontiguousarray(owner, dtype=np.int64).reshape(-1)
         n = len(dirs)
-        out_t = np.empty(n)
-        out_i = np.empty(n, dtype=np.float32)
         self.place_moving()
+        out_t, out_i = self._cast_static_meshes(origins, rotations, dirs, dir_start, reach)
         for row, plane in self._moving_planes:
             self.planes[row, :4] = plane.rect
             self.planes[row, 4] = plane.z
@@ -534,6 +568,50 @@ class RaycastScene3D:
                 g.cast(gx, gy, gdx, gdy, g_out)
             merge_grid_hits(g_reach, g_out, g_t0, g_h, out_t, out_i, DEFAULT_INTENSITY)
         return out_t, out_i
+
+
+    def _cast_static_meshes(self, origins: np.ndarray, rotations: np.ndarray, dirs: np.ndarray, dir_start: np.ndarray,
+                            reach: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The rays against the static mesh models in Embree (:attr:`static_meshes`): (N,) distance (m, inf for
+        none) and (N,) float32 intensity, the start of :func:`trace_sensors`' search."""
+        n = len(dirs)
+        out_t = np.full(n, np.inf)
+        out_i = np.zeros(n, dtype=np.float32)
+        if not self.static_meshes or n == 0:
+            return out_t, out_i
+        o32 = np.empty((n, 3), dtype=np.float32)
+        d32 = np.empty((n, 3), dtype=np.float32)
+        far32 = np.empty(n, dtype=np.float32)
+        for em in self.static_meshes:
+            embree_sensor_rays(origins, rotations, dir_start, dirs, reach, em.origin, o32, d32, far32)
+            t, inten = em.cast_prepared(o32, d32, far32)
+            nearer = t < out_t
+            out_t[nearer] = t[nearer]
+            out_i[nearer] = inten[nearer]
+        return out_t, out_i
+
+
+def visual_model(visuals: list[Any]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The visual models of one body that load, joined: vertices (V, 3) (m, its frame) and triangles (T, 3) (vertex
+    indices); None when none loads."""
+    from mvsim_core.errors import AssetError
+
+    verts: list[np.ndarray] = []
+    faces: list[np.ndarray] = []
+    base = 0
+    for v in visuals:
+        if v.path is None:
+            continue
+        try:
+            mesh = v.mesh()
+        except (AssetError, ValueError):
+            continue
+        if mesh is None or len(mesh.faces) == 0:
+            continue
+        verts.append(np.asarray(mesh.vertices, dtype=np.float64))
+        faces.append(np.asarray(mesh.faces, dtype=np.int64) + base)
+        base += len(verts[-1])
+    return (np.concatenate(verts), np.concatenate(faces)) if verts else None
 
 
 def has_visual_mesh(visuals: list[Any]) -> bool:

@@ -49,7 +49,7 @@ from mvsim_core.sensors.raycast.segments import (
     polygon_edges,
     transform_polygon,
 )
-from mvsim_core.sensors.raycast.solids import C_KIND, C_OWNER, KIND_MESH, hit_mesh_solid
+from mvsim_core.sensors.raycast.solids import C_OWNER, hit_mesh_solid
 
 if TYPE_CHECKING:
     from mvsim_core.dynamics.physics import Physics
@@ -162,15 +162,20 @@ class RaycastScene:
             self.scene_3d = RaycastScene3D(self.world, self.physics, grids=self.grids)
         s3 = self.scene_3d
         s3.place_moving()
-        rows = np.flatnonzero(s3.tab[:, C_KIND] == KIND_MESH)
-        if s3._static_blocks:
-            ghost = np.array([b.is_intangible for b in s3._static_blocks], dtype=np.bool_)
-            rows = rows[(rows >= len(ghost)) | ~ghost[np.minimum(rows, len(ghost) - 1)]]
+        seen = use_z & vis
+        tangible = [em for em in s3.static_meshes if not em.intangible]
+        if tangible and seen.any():  # static models in Embree: horizontal rays at the scan heights
+            k = np.flatnonzero(seen)
+            o = np.column_stack([ox[k], oy[k], h[k]])
+            d = np.column_stack([dx[k], dy[k], np.zeros(len(k))])
+            for em in tangible:
+                t, _ = em.cast(o, d, out[k])
+                out[k] = np.minimum(out[k], t)
+        rows = s3.mesh_rows_2d
         if len(rows) == 0:
             return
         me = s3.meshes
-        cast_mesh_rows(s3.tab, rows.astype(np.int64), me.node_box, me.node_ref, me.tri, ox, oy, h, dx, dy, use_z, vis,
-                       excl, out)
+        cast_mesh_rows(s3.tab, rows, me.node_box, me.node_ref, me.tri, ox, oy, h, dx, dy, use_z, vis, excl, out)
 
     # ------------------------------------------------------------------ static part
     def _static_signature(self) -> list[tuple[float, ...]]:
