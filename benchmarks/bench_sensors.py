@@ -440,8 +440,9 @@ def part_lidar3d_meshes(repeat: int, seed: int) -> list[str]:
     n = len(dirs)
     d, _ = scene.cast(pos, rot, dirs, bounds, reach, owner)
     n_mesh = int((scene.tab[:, C_KIND] == KIND_MESH).sum())
-    n_embree = sum(em.n_triangles for em in scene.static_meshes)
-    engine = (f"static models in Embree ({n_embree} triangles)" if scene.static_meshes
+    static_meshes = getattr(scene, "static_meshes", [])  # (absent before Embree: for before/after runs)
+    n_embree = sum(em.n_triangles for em in static_meshes)
+    engine = (f"static models in Embree ({n_embree} triangles)" if static_meshes
               else f"{n_mesh} chairs in their own trees ({scene.meshes.n_triangles} triangles)")
     rows = []
     for label, fn in (("chairs on a flat floor (scene.cast)",
