@@ -61,6 +61,7 @@ setup(
             "pyproj>=3",
             "import-linter>=2.16",  # `lint-imports`: the architecture contracts in .importlinter (make lint)
             "mypy>=2.4",  # type checking of mvsim_core, configured in mypy.ini (make lint)
+            "evo>=1.28",  # reads the TUM ground-truth files in the tests, as users evaluate them
         ],
         # `mvsim plot-trajectory` (mvsim_core/io/trajectory_plot.py); imported only when a figure is drawn
         "plot": ["matplotlib>=3.8"],

@@ -99,6 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
     launch.add_argument("--strict", action="store_true",
                         help="stop (exit 2, one line) at the first vehicle or block that blows up (NaN/inf, runaway); "
                              "by default it is reset to its last finite pose, said on stderr, and the rest goes on")
+    launch.add_argument("--tum", metavar="DIR", default=None,
+                        help="write each vehicle's ground-truth trajectory to DIR/<vehicle>.txt in the TUM format "
+                             "(t x y z qx qy qz qw) at the world's <ground_truth_rate> (default 50 Hz)")
     _add_server_args(launch)
     launch.add_argument("--no-server", action="store_true", help="no ZMQ interface at all")
 
@@ -293,6 +296,12 @@ def cmd_launch(args: argparse.Namespace) -> int:
     world.strict = args.strict
     for name in ("mvsim_core.faults", "mvsim_core.commands"):  # blow-ups and clamped commands: said on stderr
         logging.getLogger(name).setLevel(logging.WARNING)
+    tum = None
+    if args.tum is not None:
+        from mvsim_core.io import tum_trajectory
+
+        folder = Path(args.tum)
+        tum = tum_trajectory.attach(world, lambda name: folder / f"{name}.txt")
     viewer = None if args.headless else _open_viewer(world)
     server = comms = None
     try:
@@ -318,6 +327,9 @@ def cmd_launch(args: argparse.Namespace) -> int:
         for v in world.vehicles.values():  # flush and close the CSV loggers
             if getattr(v, "logger", None) is not None:
                 v.logger.close()
+        for writer in (tum, world.ground_truth_writer):  # and the TUM ground-truth files
+            if writer is not None:
+                writer.close()
 
 
 def _open_viewer(world):

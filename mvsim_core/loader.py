@@ -19,7 +19,14 @@ from typing import Any
 from mvsim_core.errors import WorldFileError
 from mvsim_core.rng import WorldRandom
 from mvsim_core.world import SimObject, World
-from mvsim_core.world_options import GEOREFERENCE_PARAMS, GUI_PARAMS, LIGHTS_PARAMS, MIN_TIMESTEP, WORLD_PARAMS
+from mvsim_core.world_options import (
+    GEOREFERENCE_PARAMS,
+    GUI_PARAMS,
+    LIGHTS_PARAMS,
+    MIN_TIMESTEP,
+    RAWLOG_NOTE,
+    WORLD_PARAMS,
+)
 from mvsim_core.xml.context import CURRENT_DIR_VAR, ParseContext
 from mvsim_core.xml.flow import Walker, expanded
 from mvsim_core.xml.limits import LoadLimits
@@ -362,6 +369,8 @@ class _Loader:
                                        f"(got {value:g})")
         self.world.params[p.name] = value
         self.world.params.where[p.name] = node
+        if p.name == "save_to_rawlog" and str(value).strip():
+            self.ctx.warn(node, RAWLOG_NOTE)
 
 
 class _SpawnLoader(_Loader):

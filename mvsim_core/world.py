@@ -34,6 +34,7 @@ from mvsim_core.xml.params import ParamValues
 if TYPE_CHECKING:
     from mvsim_core.dynamics.physics import Physics
     from mvsim_core.elements.base import WorldElement
+    from mvsim_core.io.tum_trajectory import TumWriter
     from mvsim_core.objects.joint import Joint
     from mvsim_core.objects.marker import Marker
     from mvsim_core.sensors.base import Sensor
@@ -125,6 +126,8 @@ class World:
             recorded in ``faults``; the other objects go on (:mod:`mvsim_core.dynamics.faults`).
         faults: the blow-ups so far (:class:`~mvsim_core.dynamics.faults.FaultLog`: the latest ones, counts per
             object, listeners).
+        ground_truth_writer: the TUM ground-truth files of ``<save_ground_truth_trajectory>``
+            (:mod:`mvsim_core.io.tum_trajectory`), made by :meth:`start`; None when the option is not set.
     """
 
     path: Path
@@ -152,6 +155,7 @@ class World:
     rebuilds: int = 0
     strict: bool = False
     faults: FaultLog = field(default_factory=FaultLog, repr=False)
+    ground_truth_writer: TumWriter | None = field(default=None, repr=False)
     _steps: int = 0
     _physics: Physics | None = field(default=None, repr=False)
     _scheduler: SensorScheduler | None = field(default=None, repr=False)
@@ -199,6 +203,12 @@ class World:
             self._remember(obj)
         self._build()
         assert self._scheduler is not None
+        name = str(self.params["save_ground_truth_trajectory"]).strip()
+        if name:  # upstream's TUM ground truth, NAME.<vehicle>.txt (mvsim_core/io/tum_trajectory.py)
+            from mvsim_core.io import tum_trajectory
+
+            self.ground_truth_writer = tum_trajectory.attach(
+                self, lambda v: tum_trajectory.option_paths(name, [v])[v])
         if self._scheduler.not_simulated:
             self.warnings.append(f"sensors of class {', '.join(self._scheduler.not_simulated)} produce no "
                                  f"observations in this simulator")

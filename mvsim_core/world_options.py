@@ -20,6 +20,11 @@ MAX_TIMESTEP = 1.0
 """Longest physics step a world file may ask for (s): vehicles cross metres per step beyond it, and contacts and
 controllers are meaningless."""
 
+RAWLOG_NOTE = ("save_to_rawlog: MRPT rawlogs are not written (MRPT's serialization exists only in C++); record an "
+               "MCAP file instead (mvsim launch WORLD --record OUT.mcap: Foxglove, rosbags, ros2 bag open it) and TUM "
+               "ground truth (--tum DIR or <save_ground_truth_trajectory>)")
+"""Said once where a world or a sensor asks for ``save_to_rawlog`` (README, "Recording")."""
+
 WORLD_PARAMS: tuple[Param, ...] = (
     Param("simul_timestep", Kind.FLOAT, 0.0, "s", min=0.0, max=MAX_TIMESTEP,
           doc="fixed physics step; 0 = automatic: min(5 ms, shortest sensor period); otherwise >= MIN_TIMESTEP"),

@@ -200,6 +200,10 @@ class Sensor:
         extra = {"NAME": name, "PARENT_NAME": parent}
         warn_unknown_children(node, cls.known_tags(), ctx, f'<sensor class="{cls.xml_class}">')
         params = read_params(cls.all_params(), [node], ctx, extra=extra)
+        if str(params["save_to_rawlog"]).strip():
+            from mvsim_core.world_options import RAWLOG_NOTE
+
+            ctx.warn(params.where.get("save_to_rawlog", node), RAWLOG_NOTE)
         for count in cls.COUNTS:
             params[count] = _to_count(params, count, node, ctx)
         pose = _read_pose(node, ctx, cls.POSE_TAGS, cls.DEFAULT_POSE, extra)
