@@ -37,36 +37,20 @@ from __future__ import annotations
 
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-ODOM_FRAME = "odom"
-BASE_FRAME = "base_link"
-FOOTPRINT_FRAME = "base_footprint"
-DEFAULT_WORLD_FRAME = "map"
+from mvsim_core.io.ros_names import (  # noqa: F401 (re-exported: the names are shared with the MCAP recorder)
+    BASE_FRAME,
+    CHASSIS_MARKERS_ALL,
+    DEFAULT_WORLD_FRAME,
+    FOOTPRINT_FRAME,
+    ODOM_FRAME,
+    frame_prefix,
+    rgbd_frames,
+    tf_topics,
+    vehicle_prefix,
+)
 
 SENSOR_DEPTH = 5
 """History depth of sensor topics (the depth of SensorDataQoS)."""
-
-
-def vehicle_prefix(vehicle: str, n_vehicles: int, force_namespace: bool) -> str:
-    """Topic prefix: ``""`` for a lone vehicle (unless forced), else ``"<vehicle>/"``."""
-    return "" if n_vehicles == 1 and not force_namespace else f"{vehicle}/"
-
-
-def frame_prefix(vehicle: str, shared_tf_tree: bool) -> str:
-    """Frame prefix of a vehicle's frames: ``"<vehicle>/"`` in a shared tf tree, else ``""``."""
-    return f"{vehicle}/" if shared_tf_tree else ""
-
-
-def tf_topics(topic_prefix: str, shared_tf_tree: bool) -> tuple[str, str]:
-    """(tf, tf_static) topics of a vehicle: the node's ``tf``/``tf_static`` in a shared tree, else under the vehicle's
-    topic prefix (``<V>/tf``; plain ``tf`` for a lone vehicle)."""
-    p = "" if shared_tf_tree else topic_prefix
-    return f"{p}tf", f"{p}tf_static"
-
-
-CHASSIS_MARKERS_ALL = "simul_chassis_markers"
-"""World topic with every vehicle's chassis markers (namespaces ``<V>/mvsim.chassis_shape...``), for RViz configs that
-work with any number of vehicles; published when the vehicles' frames are distinct (a shared tf tree, or one
-vehicle)."""
 
 
 def sensor_topics(prefix: str, sensor_name: str, sensor_class: str) -> dict[str, str]:
@@ -74,17 +58,13 @@ def sensor_topics(prefix: str, sensor_name: str, sensor_class: str) -> dict[str,
     gnss), ``points`` (lidar3d, rgbd_camera), ``image``/``info`` (camera), ``rgb_image``/``rgb_info``/
     ``depth_image``/``depth_info`` (rgbd_camera). The names come from the sensor's row in
     :data:`mvsim_ros2.sensor_publishers.SENSOR_PUBLISHERS`; an unknown class gets one topic named as the sensor."""
+    from mvsim_core.io.ros_names import single_topic
     from mvsim_core.sensors import Sensor
-    from mvsim_ros2.sensor_publishers import sensor_publisher, single_topic
+    from mvsim_ros2.sensor_publishers import sensor_publisher
 
     cls = Sensor.registry.get(sensor_class)
     row = sensor_publisher(cls) if cls is not None else None
     return (row.topics if row is not None else single_topic)(f"{prefix}{sensor_name}")
-
-
-def rgbd_frames(sensor_name: str) -> tuple[str, str]:
-    """(rgb optical frame, depth optical frame) of an RGB-D camera."""
-    return f"{sensor_name}_rgb", f"{sensor_name}_depth"
 
 
 # ---------------------------------------------------------------------- QoS

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from sensor_msgs.msg import CameraInfo, Image, Imu, LaserScan, NavSatFix, PointCloud2
 
+from mvsim_core.io.ros_names import camera_topics, points_topic, rgbd_topics, single_topic
 from mvsim_core.sensors import Camera, Gnss, Lidar2D, Lidar3D, RgbdCamera, Sensor
 from mvsim_core.sensors import Imu as ImuSensor
 from mvsim_core.sensors.base import class_row
@@ -94,26 +95,6 @@ class SensorPublisher:
     build: Callable[[PublishContext, Any, dict[str, str]], Publish]
     static_tfs: Callable[[Any, float], list[Any]] = sensor_frame
     observation: Callable[[Any], Any] = latest_observation
-
-
-# ---------------------------------------------------------------------- topics
-def single_topic(base: str) -> dict[str, str]:
-    """One topic named as the sensor."""
-    return {"main": base}
-
-
-def points_topic(base: str) -> dict[str, str]:
-    return {"points": f"{base}_points"}
-
-
-def camera_topics(base: str) -> dict[str, str]:
-    return {"image": f"{base}/image_raw", "info": f"{base}/camera_info"}
-
-
-def rgbd_topics(base: str) -> dict[str, str]:
-    return {"rgb_image": f"{base}_rgb/image_raw", "rgb_info": f"{base}_rgb/camera_info",
-            "depth_image": f"{base}_depth/image_raw", "depth_info": f"{base}_depth/camera_info",
-            "points": f"{base}_points"}
 
 
 # ---------------------------------------------------------------------- builders
