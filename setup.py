@@ -45,6 +45,7 @@ setup(
         "pycollada>=0.8",
         "assimp-py>=1.1",  # FBX, glTF, OBJ, STL, PLY models through Assimp (a wheel that bundles the library)
         "embreex>=4.4",  # Intel Embree: rays against static mesh models (a wheel that bundles the library)
+        "foxglove-sdk>=0.30",  # the live Foxglove view (mvsim launch --foxglove); imported only when it is asked for
         "networkx>=3",
         "box2d>=2.3.10",
         "numba>=0.60",
@@ -62,6 +63,7 @@ setup(
             "import-linter>=2.16",  # `lint-imports`: the architecture contracts in .importlinter (make lint)
             "mypy>=2.4",  # type checking of mvsim_core, configured in mypy.ini (make lint)
             "evo>=1.28",  # reads the TUM ground-truth files in the tests, as users evaluate them
+            "websockets>=13",  # a plain Foxglove WebSocket client in the tests
         ],
         # `mvsim plot-trajectory` (mvsim_core/io/trajectory_plot.py); imported only when a figure is drawn
         "plot": ["matplotlib>=3.8"],

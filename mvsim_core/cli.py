@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
 DEFAULT_PORT = 23700  # the ZMQ server's port (kept here too so that `check` never imports zmq)
 LOOPBACK = "127.0.0.1"
+FOXGLOVE_PORT = 8765  # mvsim_core.comms.foxglove_view.DEFAULT_PORT (not imported here: it would load the comms package)
 
 
 def _add_world_args(p: argparse.ArgumentParser) -> None:
@@ -102,6 +103,11 @@ def build_parser() -> argparse.ArgumentParser:
     launch.add_argument("--tum", metavar="DIR", default=None,
                         help="write each vehicle's ground-truth trajectory to DIR/<vehicle>.txt in the TUM format "
                              "(t x y z qx qy qz qw) at the world's <ground_truth_rate> (default 50 Hz)")
+    launch.add_argument("--foxglove", metavar="PORT", nargs="?", type=int, const=FOXGLOVE_PORT, default=None,
+                        help="serve a live view on the Foxglove WebSocket protocol (open it in Foxglove or "
+                             f"Lichtblick: ws://localhost:PORT; default port {FOXGLOVE_PORT}); no ROS needed")
+    launch.add_argument("--foxglove-host", metavar="HOST", default=LOOPBACK,
+                        help="address the Foxglove server binds (default 127.0.0.1, this machine only)")
     _add_server_args(launch)
     launch.add_argument("--no-server", action="store_true", help="no ZMQ interface at all")
 
@@ -302,6 +308,9 @@ def cmd_launch(args: argparse.Namespace) -> int:
 
         folder = Path(args.tum)
         tum = tum_trajectory.attach(world, lambda name: folder / f"{name}.txt")
+    fox = None
+    if args.foxglove is not None:
+        fox = _start_foxglove(world, args)
     viewer = None if args.headless else _open_viewer(world)
     server = comms = None
     try:
@@ -320,6 +329,8 @@ def cmd_launch(args: argparse.Namespace) -> int:
     finally:
         if viewer is not None:
             viewer.close()
+        if fox is not None:
+            fox.close()
         if comms is not None:
             comms.close()
         if server is not None:
@@ -330,6 +341,20 @@ def cmd_launch(args: argparse.Namespace) -> int:
         for writer in (tum, world.ground_truth_writer):  # and the TUM ground-truth files
             if writer is not None:
                 writer.close()
+
+
+def _start_foxglove(world, args: argparse.Namespace):
+    """The Foxglove live view (:mod:`mvsim_core.comms.foxglove_view`) on ``--foxglove-host:--foxglove``."""
+    if not 0 <= args.foxglove <= 65535:
+        raise MvsimError(f"--foxglove port must be in 0..65535 (got {args.foxglove})")
+    from mvsim_core.comms.foxglove_view import FoxgloveView
+
+    fox = FoxgloveView(world, host=args.foxglove_host, port=args.foxglove)
+    if args.foxglove_host not in (LOOPBACK, "localhost", "::1"):
+        _err(f"WARNING: the Foxglove view is open to the network on {args.foxglove_host}:{fox.port}; anyone who can "
+             f"reach it can watch and drive the robots")
+    _err(f"Foxglove view: ws://{args.foxglove_host}:{fox.port}")
+    return fox
 
 
 def _open_viewer(world):
