@@ -106,7 +106,7 @@ class FoxgloveView:
         self._scene_sent_static = False
         view = self
 
-        class _Listener(ServerListener):  # type: ignore[misc]  # foxglove's Protocol base
+        class _Listener(ServerListener):
             def on_client_advertise(self, client: Any, channel: Any) -> None:
                 view._advertised(client.id, channel.id, channel.topic, channel.encoding)
 
