@@ -1,0 +1,556 @@
+"""Record a simulation as a rosbag2-compatible MCAP file, without ROS: the topics the ROS node publishes, in ROS 2
+message types (schema encoding ``ros2msg`` with the full definitions, message encoding ``cdr``, profile ``ros2``).
+
+::
+
+    with Recorder(world, "run.mcap") as rec:      # a step listener from here on
+        world.run(60.0)
+
+Topics (names from :mod:`mvsim_core.io.ros_names`, as the node's in the root namespace, so ``/odom`` for a lone
+vehicle and ``/<V>/odom`` with several), stamped with simulated time (log time = publish time = stamp):
+
+* ``/clock`` (rosgraph_msgs/Clock) at every step that records something, before it;
+* every ``period_tf`` (0.02 s, the node's ``period_ms_publish_tf``): per vehicle ``odom`` (nav_msgs/Odometry, the
+  noisy wheel odometry, covariances as the node's), ``base_pose_ground_truth`` (Odometry in ``world_frame``),
+  ``collision`` (std_msgs/Bool: any contact since the previous period) and ``tf`` (tf2_msgs/TFMessage:
+  ``odom → base_link`` and, with ``fake_localization``, ``map → odom``);
+* once at the start: per vehicle ``tf_static`` (``base_link → base_footprint`` and every sensor's frames),
+  ``simul_map`` (nav_msgs/OccupancyGrid) and ``simul_map_metadata`` per occupancy grid;
+* every new sensor observation: laser → LaserScan; lidar3d → ``L_points`` PointCloud2 (x, y, z, intensity, ring);
+  camera → ``L/image_raw`` (rgb8) and ``L/camera_info``; rgbd_camera → ``L_rgb/...``, ``L_depth/...`` images
+  (depth 32FC1, metres, NaN = no return) and infos, ``L_points``; imu → Imu; gnss → NavSatFix (NO_FIX samples too).
+
+Not recorded (yet): the node's chassis markers and polygon, ``amcl_pose``/``particlecloud``, ``cmd_vel`` as received
+(commands reach the world through Python or ZMQ here, not ROS topics) and coloured RGB-D clouds.
+
+Options: ``include`` / ``exclude`` glob patterns on the topic names (``fnmatch``: ``/*/odom``, ``*image*``) and
+``rates`` (pattern → most messages per simulated second, a throttle per topic). Cost: every vehicle's periodic
+messages are filled as numpy rows of fixed layouts (:mod:`mvsim_core.io.ros2_cdr`) and written in one batch per topic
+kind (:meth:`mvsim_core.io.mcap_writer.McapWriter.add_batch`). Crash safety: see :mod:`mvsim_core.io.mcap_writer`
+(chunks flushed at least every simulated second; :meth:`Recorder.close` writes the summary).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mvsim_core.geometry.rotations import quaternion_from_rotation, quaternion_from_ypr
+from mvsim_core.io import ros2_cdr as cdr
+from mvsim_core.io import ros_names as names
+from mvsim_core.io.mcap_writer import McapWriter
+
+VARIANCE_FLOOR = 1e-6
+"""Variance of an exact or noise-free value (as the node's ``conversions.VARIANCE_FLOOR``)."""
+UNMEASURED_VARIANCE = 1e6
+"""Variance of what planar odometry does not measure (as the node's ``conversions.UNMEASURED_VARIANCE``)."""
+OPTICAL_WRT_SENSOR = np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]])
+"""Axes of an optical frame (z forward, x right, y down) in its x-forward sensor frame (columns)."""
+NAVSAT_NO_FIX, NAVSAT_FIX, NAVSAT_SERVICE_GPS = -1, 0, 1
+COV_UNKNOWN, COV_DIAGONAL_KNOWN, COV_KNOWN = 0, 2, 3
+_DIAG = np.array([0, 7, 14, 21, 28, 35])
+
+TYPES = {
+    "clock": "rosgraph_msgs/msg/Clock", "odom": "nav_msgs/msg/Odometry", "bool": "std_msgs/msg/Bool",
+    "tf": "tf2_msgs/msg/TFMessage", "scan": "sensor_msgs/msg/LaserScan", "cloud": "sensor_msgs/msg/PointCloud2",
+    "image": "sensor_msgs/msg/Image", "info": "sensor_msgs/msg/CameraInfo", "imu": "sensor_msgs/msg/Imu",
+    "fix": "sensor_msgs/msg/NavSatFix", "map": "nav_msgs/msg/OccupancyGrid", "meta": "nav_msgs/msg/MapMetaData",
+}
+
+
+def message_definition(msgtype: str) -> bytes:
+    """The ``ros2msg`` text of ``msgtype`` with its dependencies (rosbag2's layout: ``===`` lines and ``MSG: type``),
+    from ``rosbags``' ROS 2 Humble type store."""
+    from rosbags.typesys import Stores, get_typestore
+
+    text, _ = get_typestore(Stores.ROS2_HUMBLE).generate_msgdef(msgtype, ros_version=2)
+    return text.encode()
+
+
+def quaternions_from_ypr(yaw: np.ndarray, pitch: np.ndarray, roll: np.ndarray) -> np.ndarray:
+    """(n, 4) quaternions (x, y, z, w) of R = Rz(yaw)·Ry(pitch)·Rx(roll), as :func:`quaternion_from_ypr` per row."""
+    cy, sy = np.cos(0.5 * yaw), np.sin(0.5 * yaw)
+    cp, sp = np.cos(0.5 * pitch), np.sin(0.5 * pitch)
+    cr, sr = np.cos(0.5 * roll), np.sin(0.5 * roll)
+    return np.column_stack((sr * cp * cy - cr * sp * sy, cr * sp * cy + sr * cp * sy,
+                            cr * cp * sy - sr * sp * cy, cr * cp * cy + sr * sp * sy))
+
+
+def _yaw_quaternions(yaw: np.ndarray) -> np.ndarray:
+    """(n, 4) quaternions of rotations about z by ``yaw`` (rad): :func:`quaternions_from_ypr` with zero pitch and
+    roll, the same numbers."""
+    h = 0.5 * yaw
+    z = np.zeros_like(h)
+    return np.column_stack((z, z, np.sin(h), np.cos(h)))
+
+
+def _xyzq(p: Any) -> list[float]:
+    """(x, y, z, qx, qy, qz, qw) of an mvsim pose (x, y, z, yaw, pitch, roll)."""
+    return [float(p[0]), float(p[1]), float(p[2]), *quaternion_from_ypr(float(p[3]), float(p[4]), float(p[5]))]
+
+
+@dataclass
+class RosLayout:
+    """The node's naming options (see :class:`mvsim_ros2.params.Options`; same defaults)."""
+
+    world_frame: str = names.DEFAULT_WORLD_FRAME
+    period_tf: float = 0.02  # s between odom / ground truth / collision / tf messages
+    fake_localization: bool = True  # map -> odom on tf
+    tf_odom_to_base: bool = True  # odom -> base_link on tf
+    force_namespace: bool = False
+    shared_tf_tree: bool = False
+
+
+@dataclass
+class _Group:
+    """Vehicles whose periodic messages share one layout per kind (same frame-name lengths): filled as numpy rows."""
+
+    idx: np.ndarray  # indices into the recorder's vehicle list
+    layouts: dict[str, cdr.Layout]
+    rows: dict[str, np.ndarray]
+    channels: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+class Recorder:
+    """A step listener writing an MCAP recording of ``world`` to ``path`` (see the module docstring).
+
+    Args:
+        world: the world (started here if it was not).
+        path: the ``.mcap`` file (overwritten).
+        include: glob patterns of topics to record (default: all).
+        exclude: glob patterns of topics not to record.
+        rates: pattern → the most messages per simulated second on each matching topic (a throttle).
+        layout: the node's naming options.
+        compression: chunk compression ``zstd`` (default), ``lz4`` or ``""``.
+    """
+
+    def __init__(self, world: Any, path: str | Path, *, include: Iterable[str] = ("*",),
+                 exclude: Iterable[str] = (), rates: dict[str, float] | None = None,
+                 layout: RosLayout | None = None, compression: str = "zstd") -> None:
+        self.world = world.start()
+        self.layout = layout or RosLayout()
+        self.include, self.exclude = list(include), list(exclude)
+        self.rates = dict(rates or {})
+        for pattern, hz in self.rates.items():
+            if not (hz > 0 and math.isfinite(hz)):
+                raise ValueError(f"record rate of {pattern!r} must be > 0 messages per second (got {hz})")
+        self.writer = McapWriter(path, compression=compression)
+        self._schemas: dict[str, int] = {}
+        self._min_gap = np.zeros(0, np.int64)  # per channel: ns between throttled messages (0 = none)
+        self._next_ok = np.zeros(0, np.int64)
+        self._clock_ns = -1
+        self.closed = False
+        self._clock = self._channel("/clock", "clock")
+        self._setup_vehicles()
+        self._setup_sensors()
+        self._plain = not self._min_gap.any() and all((g.channels[k] >= 0).all() for g in self._groups
+                                                      for k in g.channels)  # nothing filtered per vehicle
+        self._write_static()
+        self._next_periodic = stamp = cdr.stamp_ns(world.time)
+        self._periodic(stamp)
+        self._next_periodic = stamp + cdr.stamp_ns(self.layout.period_tf)
+        world.add_step_listener(self)
+
+    # ------------------------------------------------------------------ channels
+    def selected(self, topic: str) -> bool:
+        """Whether ``topic`` passes the include and exclude patterns."""
+        return (any(fnmatch.fnmatchcase(topic, p) for p in self.include)
+                and not any(fnmatch.fnmatchcase(topic, p) for p in self.exclude))
+
+    def _channel(self, topic: str, kind: str) -> int:
+        """The channel of ``topic`` (absolute name), or -1 when not selected."""
+        if not self.selected(topic):
+            return -1
+        msgtype = TYPES[kind]
+        if msgtype not in self._schemas:
+            self._schemas[msgtype] = self.writer.add_schema(msgtype, "ros2msg", message_definition(msgtype))
+        ch = self.writer.add_channel(topic, self._schemas[msgtype], "cdr")
+        hz = next((r for p, r in self.rates.items() if fnmatch.fnmatchcase(topic, p)), 0.0)
+        self._min_gap = np.append(self._min_gap, cdr.stamp_ns(1.0 / hz) if hz else 0)
+        self._next_ok = np.append(self._next_ok, np.iinfo(np.int64).min)
+        return ch
+
+    def _pass(self, ch: int, t: int) -> bool:
+        """Throttle of one message on ``ch`` at ``t`` ns (and the rate bookkeeping)."""
+        if ch < 0:
+            return False
+        gap = self._min_gap[ch]
+        if gap:
+            if t < self._next_ok[ch]:
+                return False
+            self._next_ok[ch] = t + gap - 1000  # 1 µs of slack for stamps rounded to the step
+        return True
+
+    def _write(self, ch: int, t: int, data: bytes | bytearray) -> None:
+        if self._pass(ch, t):
+            self._tick_clock(t)
+            self.writer.add_message(ch, t, data)
+
+    def _tick_clock(self, t: int) -> None:
+        if t != self._clock_ns:
+            self._clock_ns = t
+            if self._pass(self._clock, t):
+                self.writer.add_message(self._clock, t, self._clock_layout.fill({"stamp": t}))
+
+    # ------------------------------------------------------------------ vehicles
+    def _setup_vehicles(self) -> None:
+        lay = self.layout
+        self._clock_layout = cdr.clock_msg(0.0).layout()
+        self.vehicles = list(self.world.vehicles.values())
+        n = len(self.vehicles)
+        self._collided = np.zeros(n, bool)
+        self._odo_prev = np.zeros((n, 3))
+        self._travelled = np.zeros(n)
+        self._turned = np.zeros(n)
+        self._tf_static_ch: list[int] = []
+        by_shape: dict[tuple[int, ...], list[int]] = {}
+        per_veh: list[dict[str, Any]] = []
+        for k, veh in enumerate(self.vehicles):
+            prefix = names.vehicle_prefix(veh.name, n, lay.force_namespace)
+            fp = names.frame_prefix(veh.name, lay.shared_tf_tree)
+            odom, base = fp + names.ODOM_FRAME, fp + names.BASE_FRAME
+            tf_topic, tf_static_topic = names.tf_topics(prefix, lay.shared_tf_tree)
+            tfs = []
+            if lay.tf_odom_to_base:
+                tfs.append((odom, base, 0.0, [0.0] * 6 + [1.0]))
+            if lay.fake_localization:
+                tfs.append((lay.world_frame, odom, 0.0, [0.0] * 6 + [1.0]))
+            gt = cdr.odometry_msg(lay.world_frame, base, 0.0).layout()
+            exact = np.zeros(36)
+            exact[_DIAG] = VARIANCE_FLOOR
+            gt = cdr.Layout(bytes(gt.fill({"pose_cov": exact, "twist_cov": exact})), gt.fields)
+            lays = {"odom": cdr.odometry_msg(odom, base, 0.0).layout(), "gt": gt,
+                    "collision": cdr.bool_msg(False).layout(), "tf": cdr.tf_message(tfs).layout()}
+            chans = {"odom": self._channel(f"/{prefix}odom", "odom"),
+                     "gt": self._channel(f"/{prefix}base_pose_ground_truth", "odom"),
+                     "collision": self._channel(f"/{prefix}collision", "bool"),
+                     "tf": self._channel(f"/{tf_topic}", "tf") if tfs else -1}
+            self._tf_static_ch.append(self._channel(f"/{tf_static_topic}", "tf"))
+            per_veh.append({"lays": lays, "chans": chans})
+            shape = tuple(len(lays[kind].template) for kind in ("odom", "gt", "tf"))
+            by_shape.setdefault(shape, []).append(k)
+        self._groups: list[_Group] = []
+        for members in by_shape.values():
+            first = per_veh[members[0]]["lays"]
+            g = _Group(np.array(members), dict(first),
+                       {kind: first[kind].rows([per_veh[k]["lays"][kind].template for k in members])
+                        for kind in first})
+            g.channels = {kind: np.array([per_veh[k]["chans"][kind] for k in members]) for kind in first}
+            self._groups.append(g)
+
+    def _periodic(self, t: int) -> None:
+        """odom, ground truth, collision and tf of every vehicle at ``t`` ns (one batch per kind and group)."""
+        if not self.vehicles:
+            return
+        vs = self.vehicles
+        gt = np.array([v.pose for v in vs], float).reshape(-1, 6)
+        tw = np.array([v.twist for v in vs], float).reshape(-1, 3)
+        odo = np.array([v.odometry for v in vs], float).reshape(-1, 3)
+        mult = np.array([v.odometry_multipliers for v in vs], float).reshape(-1, 3)
+        std = np.array([v.odometry_std for v in vs], float).reshape(-1, 3)
+        d = odo - self._odo_prev
+        self._travelled += np.hypot(d[:, 0], d[:, 1])
+        self._turned += np.abs(np.remainder(d[:, 2] + np.pi, 2.0 * np.pi) - np.pi)
+        self._odo_prev = odo
+        n = len(vs)
+        zeros = np.zeros(n)
+        q_odo = _yaw_quaternions(odo[:, 2])
+        odom_pose = np.column_stack((odo[:, 0], odo[:, 1], zeros, q_odo))
+        odo_tw = tw * mult
+        odom_twist = np.column_stack((odo_tw[:, 0], odo_tw[:, 1], zeros, zeros, zeros, odo_tw[:, 2]))
+        pos = np.maximum(std[:, 0], std[:, 1]) * self._travelled
+        big = np.full(n, UNMEASURED_VARIANCE)
+        pose_var = np.column_stack((pos * pos + VARIANCE_FLOOR, pos * pos + VARIANCE_FLOOR, big, big, big,
+                                    (std[:, 2] * self._turned) ** 2 + VARIANCE_FLOOR))
+        a = np.abs(odo_tw)
+        twist_var = np.column_stack(((std[:, 0] * a[:, 0]) ** 2 + VARIANCE_FLOOR,
+                                     (std[:, 1] * a[:, 1]) ** 2 + VARIANCE_FLOOR, big, big, big,
+                                     (std[:, 2] * a[:, 2]) ** 2 + VARIANCE_FLOOR))
+        pose_cov = np.zeros((n, 36))
+        pose_cov[:, _DIAG] = pose_var
+        twist_cov = np.zeros((n, 36))
+        twist_cov[:, _DIAG] = twist_var
+        gt_pose = np.column_stack((gt[:, :3], quaternions_from_ypr(gt[:, 3], gt[:, 4], gt[:, 5])))
+        gt_twist = np.column_stack((tw[:, 0], tw[:, 1], zeros, zeros, zeros, tw[:, 2]))
+        # map -> odom = ground truth ⊕ odometry⁻¹ (SE(2); yaw wrapped to [-π, π) as compose2d does)
+        c, s = np.cos(odo[:, 2]), np.sin(odo[:, 2])
+        ix, iy = -c * odo[:, 0] - s * odo[:, 1], s * odo[:, 0] - c * odo[:, 1]
+        cg, sg = np.cos(gt[:, 3]), np.sin(gt[:, 3])
+        myaw = np.remainder(gt[:, 3] - odo[:, 2] + np.pi, 2.0 * np.pi) - np.pi
+        m2o = np.column_stack((gt[:, 0] + cg * ix - sg * iy, gt[:, 1] + sg * ix + cg * iy, zeros,
+                               _yaw_quaternions(myaw)))
+        collided = self._collided | np.array([bool(v.collision) for v in vs])
+        self._collided[:] = False
+        stamps = np.full(n, t, np.int64)
+        self._tick_clock(t)
+        lay = self.layout
+        for g in self._groups:
+            i = g.idx
+            L, R = g.layouts, g.rows
+            L["odom"].set_column(R["odom"], "stamp", stamps[i])
+            L["odom"].set_column(R["odom"], "pose", odom_pose[i])
+            L["odom"].set_column(R["odom"], "pose_cov", pose_cov[i])
+            L["odom"].set_column(R["odom"], "twist", odom_twist[i])
+            L["odom"].set_column(R["odom"], "twist_cov", twist_cov[i])
+            L["gt"].set_column(R["gt"], "stamp", stamps[i])
+            L["gt"].set_column(R["gt"], "pose", gt_pose[i])
+            L["gt"].set_column(R["gt"], "twist", gt_twist[i])
+            L["collision"].set_column(R["collision"], "data", collided[i].astype(np.uint8))
+            k = 0
+            if lay.tf_odom_to_base:
+                L["tf"].set_column(R["tf"], "stamp0", stamps[i])
+                L["tf"].set_column(R["tf"], "tf0", odom_pose[i])
+                k = 1
+            if lay.fake_localization:
+                L["tf"].set_column(R["tf"], f"stamp{k}", stamps[i])
+                L["tf"].set_column(R["tf"], f"tf{k}", m2o[i])
+            for kind in ("odom", "gt", "collision", "tf"):
+                self._batch(g.channels[kind], t, R[kind])
+
+    def _batch(self, ch: np.ndarray, t: int, rows: np.ndarray) -> None:
+        if self._plain:
+            self.writer.add_batch(ch, np.full(len(ch), t, np.int64), rows)
+            return
+        keep = ch >= 0
+        gap = self._min_gap[np.where(keep, ch, 0)]
+        throttled = keep & (gap > 0)
+        if throttled.any():
+            ok = t >= self._next_ok[ch[throttled]]
+            keep[np.flatnonzero(throttled)[~ok]] = False
+            upd = ch[throttled][ok]
+            self._next_ok[upd] = t + self._min_gap[upd] - 1000
+        if keep.all():
+            self.writer.add_batch(ch, np.full(len(ch), t, np.int64), rows)
+        elif keep.any():
+            self.writer.add_batch(ch[keep], np.full(int(keep.sum()), t, np.int64), rows[keep])
+
+    # ------------------------------------------------------------------ static topics
+    def _write_static(self) -> None:
+        t = cdr.stamp_ns(self.world.time)
+        ts = self.world.time
+        for veh, ch in zip(self.vehicles, self._tf_static_ch, strict=True):
+            fp = names.frame_prefix(veh.name, self.layout.shared_tf_tree)
+            ident = [0.0] * 6 + [1.0]
+            tfs = [(fp + names.BASE_FRAME, fp + names.FOOTPRINT_FRAME, ts, ident)]
+            for s in veh.sensors.values():
+                tfs.append((fp + names.BASE_FRAME, fp + s.name, ts, _xyzq(s.pose)))
+                if names.sensor_xml_class(s) == "rgbd_camera":
+                    rgb, depth = names.rgbd_frames(fp + s.name)
+                    q = quaternion_from_rotation(OPTICAL_WRT_SENSOR)
+                    tfs.append((fp + s.name, depth, ts, [0.0, 0.0, 0.0, *q]))
+                    tfs.append((fp + s.name, rgb, ts, _xyzq(s.rgb_pose_wrt_depth)))
+            self._write(ch, t, cdr.tf_message(tfs).bytes())
+        grids = [e for e in getattr(self.world, "elements", ())
+                 if type(e).__name__ == "OccupancyGrid" and getattr(e, "grid", None) is not None]
+        if grids:
+            ch_map, ch_meta = self._channel("/simul_map", "map"), self._channel("/simul_map_metadata", "meta")
+            for e in grids:
+                g = e.grid
+                occ = np.asarray(g.occupancy, np.float32)
+                data = np.rint(np.clip(occ, 0.0, 1.0) * 100.0).astype(np.int8)
+                data[np.abs(occ - 0.5) <= 0.01] = -1
+                origin = [float(g.x_min), float(g.y_min), 0.0, 0.0, 0.0, 0.0, 1.0]
+                msg = cdr.occupancy_grid_msg(self.layout.world_frame, ts, float(g.resolution), int(g.nx),
+                                             int(g.ny), origin, data)
+                self._write(ch_map, t, msg.bytes())
+                meta = cdr.CdrEncoder().stamp(ts).scalars("f", [float(g.resolution)])
+                meta.scalars("I", [int(g.nx), int(g.ny)]).scalars("d", origin)
+                self._write(ch_meta, t, meta.bytes())
+
+    # ------------------------------------------------------------------ sensors
+    def _setup_sensors(self) -> None:
+        self._sensors: list[list[Any]] = []  # [sensor, observe, write, previous observation]
+        n = len(self.vehicles)
+        for veh in self.vehicles:
+            prefix = names.vehicle_prefix(veh.name, n, self.layout.force_namespace)
+            fp = names.frame_prefix(veh.name, self.layout.shared_tf_tree)
+            for s in veh.sensors.values():
+                cls = names.sensor_xml_class(s)
+                if cls not in names.SENSOR_TOPICS or not getattr(type(s), "simulated", True):
+                    continue
+                topics = names.SENSOR_TOPICS[cls](f"/{prefix}{s.name}")
+                make = getattr(self, f"_sensor_{cls}")
+                observe: Callable[[Any], Any] = ((lambda x: x.last if x.last is not None
+                                                  else getattr(x, "last_no_fix", None))
+                                                 if cls == "gnss" else (lambda x: x.last))
+                self._sensors.append([s, observe, make(s, topics, fp + s.name), None])
+
+    def _sensor_laser(self, s: Any, topics: dict[str, str], frame: str) -> Callable[[Any], None]:
+        ch = self._channel(topics["main"], "scan")
+        period = float(s.period)
+        cache: dict[int, cdr.Layout] = {}
+
+        def write(obs: Any) -> None:
+            t = cdr.stamp_ns(obs.stamp)
+            if not self._pass(ch, t):
+                return
+            ranges = np.asarray(obs.ranges, np.float32)
+            valid = np.asarray(obs.valid, bool)
+            rmin = float(getattr(obs, "min_range", 0.0))
+            if not valid.all():  # REP 117: -inf closer than range_min, +inf no return
+                ranges = np.where(valid, ranges, np.where(ranges < rmin, np.float32(-np.inf), np.float32(np.inf)))
+            lay = cache.get(len(ranges))
+            if lay is None:
+                lay = cache[len(ranges)] = cdr.laser_scan_msg(
+                    frame, 0.0, (obs.angle_min, obs.angle_max, obs.angle_increment), period, rmin,
+                    float(obs.max_range), ranges).layout()
+            self._tick_clock(t)
+            self.writer.add_message(ch, t, lay.fill({"stamp": t, "ranges": ranges}))
+
+        return write
+
+    def _sensor_lidar3d(self, s: Any, topics: dict[str, str], frame: str) -> Callable[[Any], None]:
+        ch = self._channel(topics["points"], "cloud")
+
+        def write(obs: Any) -> None:
+            t = cdr.stamp_ns(obs.stamp)
+            if self._pass(ch, t):
+                self._tick_clock(t)
+                self.writer.add_message(ch, t, _cloud(frame, obs.stamp, obs.points, obs.intensity, obs.ring))
+
+        return write
+
+    def _camera_pair(self, image: str, info: str) -> tuple[int, int]:
+        return self._channel(image, "image"), self._channel(info, "info")
+
+    def _sensor_camera(self, s: Any, topics: dict[str, str], frame: str) -> Callable[[Any], None]:
+        ci, cn = self._camera_pair(topics["image"], topics["info"])
+
+        def write(obs: Any) -> None:
+            t = cdr.stamp_ns(obs.stamp)
+            self._write(ci, t, cdr.image_msg(frame, obs.stamp, obs.rgb, "rgb8").bytes())
+            self._write(cn, t, _info(frame, obs.stamp, obs.intrinsics))
+
+        return write
+
+    def _sensor_rgbd_camera(self, s: Any, topics: dict[str, str], frame: str) -> Callable[[Any], None]:
+        ri, rn = self._camera_pair(topics["rgb_image"], topics["rgb_info"])
+        want_depth = bool(s.params.get("publish_ros_depth_image", True))
+        di, dn = self._camera_pair(topics["depth_image"], topics["depth_info"])
+        di = di if want_depth else -1
+        cp = self._channel(topics["points"], "cloud")
+        rgb_frame, depth_frame = names.rgbd_frames(frame)
+
+        def write(obs: Any) -> None:
+            t = cdr.stamp_ns(obs.stamp)
+            if obs.rgb is not None:
+                self._write(ri, t, cdr.image_msg(rgb_frame, obs.stamp, obs.rgb, "rgb8").bytes())
+                self._write(rn, t, _info(rgb_frame, obs.stamp, obs.rgb_intrinsics))
+            if obs.depth is None:
+                return
+            if di >= 0:
+                d = np.asarray(obs.depth, np.float32)
+                d = np.where(d > 0.0, d, np.float32(np.nan)).astype(np.float32)
+                self._write(di, t, cdr.image_msg(depth_frame, obs.stamp, d, "32FC1").bytes())
+            self._write(dn, t, _info(depth_frame, obs.stamp, obs.depth_intrinsics))
+            if cp >= 0:
+                self._write(cp, t, _cloud(depth_frame, obs.stamp, obs.points()))
+
+        return write
+
+    def _sensor_imu(self, s: Any, topics: dict[str, str], frame: str) -> Callable[[Any], None]:
+        ch = self._channel(topics["main"], "imu")
+        gyro, accel = float(s.gyro_noise) ** 2, float(s.accel_noise) ** 2
+        orient = float(s.params.get("orientation_std_noise", 0.0)) ** 2
+
+        def diag(v: float) -> list[float]:
+            return [v, 0.0, 0.0, 0.0, v, 0.0, 0.0, 0.0, v]
+
+        def write(obs: Any) -> None:
+            if obs.orientation is None:  # REP 145: no orientation
+                q, qcov = [0.0, 0.0, 0.0, 1.0], [-1.0] + [0.0] * 8
+            else:
+                q, qcov = [float(v) for v in obs.orientation], diag(orient)
+            msg = cdr.imu_msg(frame, obs.stamp, q, qcov, obs.angular_velocity, diag(gyro), obs.linear_acceleration,
+                              diag(accel))
+            self._write(ch, cdr.stamp_ns(obs.stamp), msg.bytes())
+
+        return write
+
+    def _sensor_gnss(self, s: Any, topics: dict[str, str], frame: str) -> Callable[[Any], None]:
+        ch = self._channel(topics["main"], "fix")
+
+        def write(obs: Any) -> None:
+            t = cdr.stamp_ns(obs.stamp)
+            if int(getattr(obs, "status", 1)) == 0:
+                nan = float("nan")
+                msg = cdr.nav_sat_fix_msg(frame, obs.stamp, NAVSAT_NO_FIX, NAVSAT_SERVICE_GPS, (nan, nan, nan),
+                                          [0.0] * 9, COV_UNKNOWN)
+            else:
+                cov = np.array(obs.covariance, float).reshape(3, 3)
+                diagonal = not np.any(cov - np.diag(np.diag(cov)))
+                k = np.arange(3)
+                cov[k, k] = np.maximum(cov[k, k], VARIANCE_FLOOR)
+                msg = cdr.nav_sat_fix_msg(frame, obs.stamp, NAVSAT_FIX, NAVSAT_SERVICE_GPS,
+                                          (obs.latitude, obs.longitude, obs.altitude), cov.reshape(9).tolist(),
+                                          COV_DIAGONAL_KNOWN if diagonal else COV_KNOWN)
+            self._write(ch, t, msg.bytes())
+
+        return write
+
+    # ------------------------------------------------------------------ the step listener
+    def __call__(self, world: Any) -> None:
+        """After every step: new sensor observations, and the periodic vehicle topics when due."""
+        t = cdr.stamp_ns(world.time)
+        for k, v in enumerate(self.vehicles):
+            if v.collision:
+                self._collided[k] = True
+        for entry in self._sensors:
+            obs = entry[1](entry[0])
+            if obs is not None and obs is not entry[3]:
+                entry[3] = obs
+                entry[2](obs)
+        if t >= self._next_periodic - 1000:
+            self._periodic(t)
+            step = cdr.stamp_ns(self.layout.period_tf)
+            while self._next_periodic <= t + 1000:
+                self._next_periodic += step
+
+    def flush(self) -> None:
+        """Write the open chunk to the file now."""
+        self.writer.flush()
+
+    def close(self) -> None:
+        """Stop listening, write the last chunk, the summary and the footer. Idempotent."""
+        if self.closed:
+            return
+        self.closed = True
+        self.world.remove_step_listener(self)
+        self.writer.close()
+
+    def __enter__(self) -> Recorder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+_XYZ_IR = np.dtype({"names": ["x", "y", "z", "intensity", "ring"],
+                    "formats": [np.float32, np.float32, np.float32, np.float32, np.uint16],
+                    "offsets": [0, 4, 8, 12, 16], "itemsize": 20})
+_XYZ = np.dtype({"names": ["x", "y", "z"], "formats": [np.float32] * 3, "offsets": [0, 4, 8], "itemsize": 12})
+_DATATYPES = {"x": cdr.POINTFIELD_FLOAT32, "y": cdr.POINTFIELD_FLOAT32, "z": cdr.POINTFIELD_FLOAT32,
+              "intensity": cdr.POINTFIELD_FLOAT32, "ring": cdr.POINTFIELD_UINT16}
+
+
+def _cloud(frame: str, t: float, points: np.ndarray, intensity: np.ndarray | None = None,
+           ring: np.ndarray | None = None) -> bytes:
+    """PointCloud2 bytes as the node's ``point_cloud_msg``: x, y, z (+ intensity, ring at 12, 16; point_step 20)."""
+    pts = np.asarray(points, np.float32).reshape(-1, 3)
+    rows = np.empty(len(pts), _XYZ if intensity is None and ring is None else _XYZ_IR)
+    if rows.dtype is _XYZ_IR:
+        rows["intensity"] = 0.0 if intensity is None else np.asarray(intensity, np.float32)
+        rows["ring"] = 0 if ring is None else np.asarray(ring, np.uint16)
+    rows["x"], rows["y"], rows["z"] = pts[:, 0], pts[:, 1], pts[:, 2]
+    return cdr.point_cloud2_msg(frame, t, rows, _DATATYPES).bytes()
+
+
+def _info(frame: str, t: float, k: Any) -> bytes:
+    return cdr.camera_info_msg(frame, t, int(k.ncols), int(k.nrows), float(k.fx), float(k.fy), float(k.cx),
+                               float(k.cy)).bytes()
