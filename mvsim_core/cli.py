@@ -5,7 +5,9 @@
     mvsim check WORLD [--seed N] [--allow-shell] [--asset-mirror DIR]
     mvsim launch WORLD [--headless] [--realtime-factor F] [--max-catchup S] [--duration S] [--screenshot PNG]
                        [--port P] [--bind HOST] [--no-server] [--seed N] [--allow-shell] [--strict]
-                       [--asset-mirror DIR]
+                       [--asset-mirror DIR] [--record OUT.mcap [--record-topics GLOB ...] [--record-exclude GLOB ...]
+                       [--record-rate GLOB=HZ ...]]
+    mvsim record WORLD OUT.mcap --duration S [--realtime-factor F] [--record-topics ...] (headless, no server)
     mvsim server [--port P] [--bind HOST]
     mvsim node list                                   [--host H] [--port P] [--timeout S]
     mvsim topic list [--details]                      (same connection options)
@@ -76,6 +78,15 @@ def _add_client_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the server (default 5)")
 
 
+def _add_record_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--record-topics", nargs="+", metavar="GLOB", default=["*"],
+                   help="record only the topics matching these patterns (e.g. '/clock' '/*/odom'; default all)")
+    p.add_argument("--record-exclude", nargs="+", metavar="GLOB", default=[],
+                   help="do not record the topics matching these patterns (e.g. '*image*')")
+    p.add_argument("--record-rate", action="append", metavar="GLOB=HZ", default=[],
+                   help="at most HZ messages per simulated second on the topics matching GLOB (repeatable)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mvsim", description="MVSim multi-vehicle simulator (Python).")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -110,6 +121,19 @@ def build_parser() -> argparse.ArgumentParser:
                         help="address the Foxglove server binds (default 127.0.0.1, this machine only)")
     _add_server_args(launch)
     launch.add_argument("--no-server", action="store_true", help="no ZMQ interface at all")
+    launch.add_argument("--record", metavar="OUT.mcap", default=None,
+                        help="record the ROS 2 topics (as mvsim_node names them) to a rosbag2-compatible MCAP file, "
+                             "flushed every simulated second and finalised on exit, Ctrl-C and SIGTERM")
+    _add_record_args(launch)
+
+    record = sub.add_parser("record", help="run a world headless (no server) as fast as possible and record its ROS 2 "
+                                           "topics to an MCAP file")
+    _add_world_args(record)
+    record.add_argument("out", metavar="OUT.mcap", help="the MCAP file to write")
+    record.add_argument("--duration", type=float, required=True, help="simulated seconds to record")
+    record.add_argument("--realtime-factor", type=float, default=0.0,
+                        help="simulated seconds per wall second (default 0 = as fast as possible)")
+    _add_record_args(record)
 
     server = sub.add_parser("server", help="run a standalone ZMQ comms server until Ctrl-C")
     _add_server_args(server)
@@ -302,6 +326,7 @@ def cmd_launch(args: argparse.Namespace) -> int:
     world.strict = args.strict
     for name in ("mvsim_core.faults", "mvsim_core.commands"):  # blow-ups and clamped commands: said on stderr
         logging.getLogger(name).setLevel(logging.WARNING)
+    recorder = _start_recorder(world, args) if getattr(args, "record", None) else None
     tum = None
     if args.tum is not None:
         from mvsim_core.io import tum_trajectory
@@ -327,6 +352,10 @@ def cmd_launch(args: argparse.Namespace) -> int:
             _err("shutdown requested by a client")
         return 0
     finally:
+        if recorder is not None:
+            recorder.close()
+            _err(f"recorded {recorder.writer.message_count} messages to {args.record} "
+                 f"(t = {world.time:.3f} s simulated)")
         if viewer is not None:
             viewer.close()
         if fox is not None:
@@ -355,6 +384,37 @@ def _start_foxglove(world, args: argparse.Namespace):
              f"reach it can watch and drive the robots")
     _err(f"Foxglove view: ws://{args.foxglove_host}:{fox.port}")
     return fox
+
+
+def _start_recorder(world: World, args: argparse.Namespace) -> Any:
+    """The MCAP recorder of ``--record`` (:mod:`mvsim_core.io.mcap_recorder`) on the started ``world``."""
+    from mvsim_core.io.mcap_recorder import Recorder
+
+    rates: dict[str, float] = {}
+    for item in args.record_rate:
+        pattern, _, hz = item.rpartition("=")
+        try:
+            rates[pattern] = float(hz)
+        except ValueError:
+            pattern = ""
+        if not pattern or not (rates.get(pattern, 0.0) > 0 and math.isfinite(rates[pattern])):
+            raise MvsimError(f"--record-rate {item!r}: write GLOB=HZ with HZ > 0, e.g. '/*/odom=10'")
+    try:
+        rec = Recorder(world, args.record, include=args.record_topics, exclude=args.record_exclude, rates=rates)
+    except OSError as e:
+        raise MvsimError(f"cannot write {args.record}: {e.strerror or e}") from None
+    _err(f"recording {len(rec.writer.channels)} topics to {args.record}")
+    return rec
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    """``mvsim record``: ``mvsim launch --headless --no-server --record OUT`` for ``--duration`` seconds."""
+    if args.duration is None or not (args.duration > 0 and math.isfinite(args.duration)):
+        raise MvsimError("--duration must be > 0 simulated seconds")
+    args.record = args.out
+    args.headless, args.no_server, args.screenshot, args.strict = True, True, None, False
+    args.max_catchup, args.port, args.bind = DEFAULT_MAX_CATCHUP, DEFAULT_PORT, LOOPBACK
+    return cmd_launch(args)
 
 
 def _open_viewer(world):
@@ -660,6 +720,7 @@ def _on_sigterm(signum: int, frame: Any) -> None:
 _COMMANDS = {
     ("check", None): cmd_check,
     ("launch", None): cmd_launch,
+    ("record", None): cmd_record,
     ("server", None): cmd_server,
     ("node", "list"): cmd_node,
     ("topic", "list"): cmd_topic_list,

@@ -90,6 +90,11 @@ class McapWriter:
         self._write(MAGIC)
         self._write(_record(Header(profile=profile, library=library)))
 
+    @property
+    def message_count(self) -> int:
+        """Messages written so far."""
+        return int(self._counts.sum())
+
     # ------------------------------------------------------------------ low level
     def _write(self, data: bytes) -> None:
         self._f.write(data)

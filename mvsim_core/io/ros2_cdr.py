@@ -176,10 +176,11 @@ def point_cloud2_msg(frame: str, t: float, rows: np.ndarray, datatypes: dict[str
     """``sensor_msgs/PointCloud2`` (height 1, little endian, dense) of a structured array of N points whose fields
     (names, offsets) are the PointFields, of types ``datatypes`` (name → PointField datatype)."""
     dt = rows.dtype
+    fields = dt.fields or {}
     n = int(rows.shape[0])
     e = CdrEncoder().header(frame, t).scalars("I", [1, n]).scalars("I", [len(dt.names or ())])
     for name in dt.names or ():
-        e.string(name).scalars("I", [int(dt.fields[name][1])]).scalars("B", [datatypes[name]]).scalars("I", [1])
+        e.string(name).scalars("I", [int(fields[name][1])]).scalars("B", [datatypes[name]]).scalars("I", [1])
     e.scalars("B", [0]).scalars("I", [dt.itemsize, dt.itemsize * n])
     return e.sequence("B", np.ascontiguousarray(rows).tobytes()).scalars("B", [1])
 
