@@ -53,6 +53,9 @@ setup(
         "protobuf>=4.25,<8",  # its messages; the committed *_pb2 code (Debian protoc 3.21) loads on 4.25 .. 7.x
         "PyOpenGL>=3.1.7",  # offscreen camera rendering (EGL/OSMesa); imported only when a camera renders
         "glfw>=2.7",  # the viewer's window (bundles GLFW 3.4); imported only when a window is opened
+        "mcap>=1.2",  # MCAP records of --record (mvsim_core.io.mcap_writer); imported only when recording
+        "rosbags>=0.10",  # ROS 2 message definitions of the recorder's schemas; imported only when recording
+        "zstandard>=0.22",  # zstd compression of the recording's chunks
     ],
     extras_require={
         "test": [

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -176,7 +177,7 @@ def point_cloud2_msg(frame: str, t: float, rows: np.ndarray, datatypes: dict[str
     """``sensor_msgs/PointCloud2`` (height 1, little endian, dense) of a structured array of N points whose fields
     (names, offsets) are the PointFields, of types ``datatypes`` (name → PointField datatype)."""
     dt = rows.dtype
-    fields = dt.fields or {}
+    fields: Any = dt.fields or {}
     n = int(rows.shape[0])
     e = CdrEncoder().header(frame, t).scalars("I", [1, n]).scalars("I", [len(dt.names or ())])
     for name in dt.names or ():
