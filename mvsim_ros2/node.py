@@ -202,6 +202,7 @@ class MvsimNode(Node):
         self._make_world_publishers()
         for veh in self.world.vehicles.values():
             self._make_vehicle(veh)
+        self.recorder = self._start_recorder() if o.record else None
 
         self.create_service(Trigger, "~/step", self._srv_step)
         self.runtime_objects = runtime_objects.start(self)
@@ -520,6 +521,19 @@ class MvsimNode(Node):
         self._all_markers_pub.publish(msg)
         self.published += 1
 
+    def _start_recorder(self) -> Any:
+        """The MCAP recorder of the ``record`` parameter (:mod:`mvsim_core.io.mcap_recorder`), named and timed as
+        this node publishes."""
+        from mvsim_core.io.mcap_recorder import Recorder, RosLayout
+
+        o = self.opts
+        layout = RosLayout(world_frame=o.world_frame_id, period_tf=self.tf_period,
+                           fake_localization=o.do_fake_localization, tf_odom_to_base=o.publish_tf_odom2baselink,
+                           force_namespace=o.force_publish_vehicle_namespace, shared_tf_tree=o.shared_tf_tree)
+        rec = Recorder(self.world, o.record, layout=layout)
+        self.get_logger().info(f"recording every topic to {o.record}")
+        return rec
+
     # ------------------------------------------------------------------ shutdown
     def request_stop(self) -> None:
         """Have the run loop end at its next tick (what SIGINT / SIGTERM do; safe from a signal handler)."""
@@ -541,6 +555,10 @@ class MvsimNode(Node):
             self.viewer = None
         if hasattr(self, "comms"):
             self._close_zmq()
+        recorder = getattr(self, "recorder", None)
+        if recorder is not None:
+            recorder.close()
+            self.get_logger().info(f"recorded {recorder.writer.message_count} messages to {self.opts.record}")
         if world is not None:
             for v in world.vehicles.values():
                 if getattr(v, "logger", None) is not None:

@@ -67,6 +67,8 @@ class Options:
                                          "clamped (0 = the vehicle's own limit)")
     max_angular_speed: float = param(0.0, "largest |angular.z| commanded, rad/s; beyond: clamped (0 = the vehicle's "
                                           "own limit)")
+    record: str = param("", "MCAP file to record every topic into while the node runs (rosbag2-compatible, "
+                            "written without ros2 bag; \"\" = none)")
     strict: bool = param(False, "stop the node (exit 2) at the first vehicle or block that blows up (NaN/inf, "
                                 "runaway); by default it is reset to its last finite pose, logged as an error, and "
                                 "the rest goes on")
