@@ -108,6 +108,20 @@ def test_mcap_reader_lists_ros2_schemas_and_channels(recording):
     assert "MSG: geometry_msgs/PoseWithCovariance" in schemas["nav_msgs/msg/Odometry"].data.decode()
     assert all(c.message_encoding == "cdr" for c in summary.channels.values())
     assert summary.statistics.message_count == sum(summary.statistics.channel_message_counts.values())
+    from rosbags.typesys import get_types_from_msg
+
+    for name, schema in schemas.items():  # every definition parses with rosbags' own parser, dependencies included
+        text = schema.data.decode()
+        parsed = {}
+        for i, part in enumerate(text.split("=" * 80 + "\n")):
+            if i == 0:
+                parsed.update(get_types_from_msg(part, name))
+            else:
+                head, _, body = part.partition("\n")
+                assert head.startswith("MSG: "), head
+                pkg, _, msg = head[5:].partition("/")
+                parsed.update(get_types_from_msg(body, f"{pkg}/msg/{msg}"))
+        assert name in parsed
 
 
 def test_topic_selection_and_throttle(tmp_path):
