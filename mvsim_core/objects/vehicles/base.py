@@ -258,6 +258,10 @@ class Vehicle:
     _physics: Physics | None = field(default=None, repr=False)
     _index: int = -1
     _gate: CommandGate | None = field(default=None, repr=False)  # created on the first command
+    command_listeners: list[Callable[[str, tuple[float, float, float]], None]] = field(default_factory=list,
+                                                                                     repr=False)
+    """Called as ``listener(vehicle name, (vx, vy, wz))`` with every twist given to :meth:`set_twist`, as given (before
+    the command gate clamps or refuses it), from whatever thread gives it (recorders of ``cmd_vel``)."""
 
     @property
     def wheels(self) -> list[Wheel]:
@@ -334,6 +338,8 @@ class Vehicle:
             CommandValueError: a NaN or infinite value (the last good command stays in force).
             ControllerError: the controller does not take twists (``raw``, ``front_steer_pid``).
         """
+        for listener in self.command_listeners:
+            listener(self.name, (vx, vy, wz))
         cmd = self._command_gate().twist(vx, vy, wz)
         try:
             self.controller.set_twist(*cmd)
