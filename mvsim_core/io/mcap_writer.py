@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import struct
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -65,6 +65,74 @@ def _record(rec: McapRecord) -> bytes:
     b = RecordBuilder()
     rec.write(b)
     return b.end()
+
+
+def _message_indexes(ch: np.ndarray, t: np.ndarray, off: np.ndarray) -> tuple[bytes, np.ndarray, np.ndarray]:
+    """The Message Index records of a chunk, one per channel in order, their channels and where each starts in them
+    (bytes), from every message's channel, log time (ns) and offset in the chunk (bytes), (n,) int64 each, sorted by
+    channel then time.
+
+    A record: opcode (1), length (8), channel (2), bytes of pairs (4), then (log time, offset) uint64 pairs."""
+    n = len(ch)
+    starts = np.r_[0, np.flatnonzero(np.diff(ch)) + 1]
+    counts = np.diff(np.r_[starts, n])
+    head = np.empty((len(starts), 15), np.uint8)
+    head[:, 0] = Opcode.MESSAGE_INDEX
+    head[:, 1:9].view("<u8")[:, 0] = 6 + 16 * counts
+    head[:, 9:11].view("<u2")[:, 0] = ch[starts]
+    head[:, 11:15].view("<u4")[:, 0] = 16 * counts
+    at = 15 * np.arange(len(starts)) + 16 * starts  # record k: k heads and starts[k] pairs before it
+    out = np.empty(15 * len(starts) + 16 * n, np.uint8)
+    out[(at[:, None] + np.arange(15)).ravel()] = head.ravel()
+    seg = np.repeat(np.arange(len(starts)), counts)
+    pair_at = 15 * (seg + 1) + 16 * np.arange(n)
+    pairs = np.column_stack((t, off)).astype("<u8").view(np.uint8)
+    out[(pair_at[:, None] + np.arange(16)).ravel()] = pairs.ravel()
+    return out.tobytes(), ch[starts], at
+
+
+class MessageBlock:
+    """Message records on fixed channels, of fixed payload sizes, laid out once and rewritten in place: the periodic
+    messages of a recorder (every vehicle's odometry, ground truth, tf ...), written again and again by
+    :meth:`McapWriter.add_block` with new payloads, sequence numbers and times.
+
+    Args:
+        parts: (channels (n,), payload templates (n, size) uint8) per part; a part's records follow the previous
+            part's, in row order. Every channel at most once in the block.
+
+    Attributes:
+        payloads: per part, the (n, size) uint8 payloads: writable views into the records (fill them before each
+            :meth:`McapWriter.add_block`).
+        channels: (N,) int64 the channel of every record, in order.
+        offsets: (N,) int64 byte offset of every record in the block.
+        buf: the records, (nbytes,) uint8.
+    """
+
+    def __init__(self, parts: Sequence[tuple[np.ndarray, np.ndarray]]) -> None:
+        sizes = [MESSAGE_HEADER + rows.shape[1] for _, rows in parts]
+        self.buf = np.zeros(sum(len(ch) * rec for (ch, _), rec in zip(parts, sizes, strict=True)), np.uint8)
+        self.payloads: list[np.ndarray] = []
+        self._seq: list[np.ndarray] = []  # per part: (n,) uint32 views of the sequence numbers
+        self._time: list[np.ndarray] = []  # per part: (n, 2) uint64 views of log and publish times
+        offsets = []
+        pos = 0
+        for (channels, rows), rec_size in zip(parts, sizes, strict=True):
+            n = len(channels)
+            rec = self.buf[pos:pos + n * rec_size].reshape(n, rec_size)
+            rec[:, 0] = Opcode.MESSAGE
+            rec[:, 1:9].view("<u8")[:, 0] = rec_size - 9
+            rec[:, 9:11].view("<u2")[:, 0] = channels
+            rec[:, MESSAGE_HEADER:] = rows
+            self.payloads.append(rec[:, MESSAGE_HEADER:])
+            self._seq.append(rec[:, 11:15].view("<u4")[:, 0])
+            self._time.append(rec[:, 15:31].view("<u8"))
+            offsets.append(pos + rec_size * np.arange(n, dtype=np.int64))
+            pos += n * rec_size
+        self.channels = np.concatenate([np.asarray(ch, np.int64) for ch, _ in parts] or [np.zeros(0, np.int64)])
+        if len(np.unique(self.channels)) != len(self.channels):
+            raise ValueError("a MessageBlock holds each channel at most once")
+        self.offsets = np.concatenate(offsets or [np.zeros(0, np.int64)])
+        self._bounds = np.cumsum([0, *(len(ch) for ch, _ in parts)]).tolist()
 
 
 class McapWriter:
@@ -173,6 +241,27 @@ class McapWriter:
         self._times(int(t[0]), int(t[-1])) if n == 1 or (t == t[0]).all() else self._times(int(t.min()),
                                                                                              int(t.max()))
 
+    def add_block(self, block: MessageBlock, log_time: int) -> None:
+        """Every record of ``block`` (its payloads as they are now) at ``log_time`` ns: the same records as
+        :meth:`add_batch` of each part, with one copy of the block instead of a batch per part."""
+        n = len(block.channels)
+        if n == 0:
+            return
+        ch = block.channels
+        seq = self._seq[ch] & 0xFFFFFFFF
+        b = block._bounds
+        for k, (seq_view, time_view) in enumerate(zip(block._seq, block._time, strict=True)):
+            seq_view[:] = seq[b[k]:b[k + 1]]
+            time_view[:] = log_time
+        self._seq[ch] += 1  # each channel once per block
+        self._counts[ch] += 1
+        self._ix_ch.append(ch)
+        self._ix_t.append(np.full(n, log_time, np.int64))
+        self._ix_off.append(self._size + block.offsets)
+        self._parts.append(block.buf.tobytes())
+        self._size += block.buf.size
+        self._times(log_time, log_time)
+
     def _times(self, lo: int, hi: int) -> None:
         if self._t0 < 0:
             self._t0 = lo
@@ -201,13 +290,9 @@ class McapWriter:
         order = np.lexsort((t, ch))
         ch, t, off = ch[order], t[order], off[order]
         index_start = self._pos
-        offsets: dict[int, int] = {}
-        bounds = np.flatnonzero(np.diff(ch)) + 1
-        for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, len(ch)], strict=True):
-            c = int(ch[lo])
-            pairs = np.column_stack((t[lo:hi], off[lo:hi])).astype("<u8").tobytes()
-            offsets[c] = self._pos
-            self._write(struct.pack("<BQHI", Opcode.MESSAGE_INDEX, 6 + len(pairs), c, len(pairs)) + pairs)
+        index, channels, at = _message_indexes(ch, t, off)
+        offsets = dict(zip(channels.tolist(), (index_start + at).tolist(), strict=True))
+        self._write(index)
         self._chunk_indexes.append(ChunkIndex(
             message_start_time=self._t0, message_end_time=self._t1, chunk_start_offset=start,
             chunk_length=len(chunk), message_index_offsets=offsets, message_index_length=self._pos - index_start,

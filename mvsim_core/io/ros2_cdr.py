@@ -123,18 +123,26 @@ class Layout:
             return np.tile(np.frombuffer(self.template, np.uint8), (n, 1))
         return np.stack([np.frombuffer(t, np.uint8) for t in templates])
 
+    def column(self, rows: np.ndarray, name: str) -> np.ndarray:
+        """A writable view of field ``name`` in every row of ``rows`` ((n, size) uint8, last axis contiguous): (n,
+        count) of the field's type; a stamp (n, 2) uint32 (sec, nanosec). Views of rows that stay are worth keeping:
+        writing into them is all a message costs."""
+        off, code, count = self.fields[name]
+        if code == STAMP:
+            return rows[:, off:off + 8].view("<u4")
+        dt = np.dtype(_NP[code])
+        return rows[:, off:off + dt.itemsize * count].view(dt)
+
     def set_column(self, rows: np.ndarray, name: str, values: np.ndarray) -> None:
         """Set field ``name`` in every row of ``rows`` ((n, size) uint8) from ``values`` (n values, or (n, count);
         stamps as int64 ns)."""
-        off, code, count = self.fields[name]
-        if code == STAMP:
+        col = self.column(rows, name)
+        if self.fields[name][1] == STAMP:
             ns = np.asarray(values, np.int64)
-            col = rows[:, off:off + 8].view("<u4")
             col[:, 0] = ns // 1_000_000_000
             col[:, 1] = ns % 1_000_000_000
             return
-        dt = np.dtype(_NP[code])
-        rows[:, off:off + dt.itemsize * count].view(dt)[:] = np.asarray(values, dt).reshape(len(rows), count)
+        col[:] = np.asarray(values, col.dtype).reshape(col.shape)
 
 
 # ---------------------------------------------------------------------- messages
