@@ -44,7 +44,7 @@ import numpy as np
 from mvsim_core.geometry.rotations import quaternion_from_rotation, quaternion_from_ypr
 from mvsim_core.io import ros2_cdr as cdr
 from mvsim_core.io import ros_names as names
-from mvsim_core.io.mcap_writer import McapWriter
+from mvsim_core.io.mcap_writer import McapWriter, MessageBlock
 
 VARIANCE_FLOOR = 1e-6
 """Variance of an exact or noise-free value (as the node's ``conversions.VARIANCE_FLOOR``)."""
@@ -55,6 +55,8 @@ OPTICAL_WRT_SENSOR = np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.
 NAVSAT_NO_FIX, NAVSAT_FIX, NAVSAT_SERVICE_GPS = -1, 0, 1
 COV_UNKNOWN, COV_DIAGONAL_KNOWN, COV_KNOWN = 0, 2, 3
 _DIAG = np.array([0, 7, 14, 21, 28, 35])
+_PLANAR = np.array([0, 1, 5])
+"""vx, vy, wz in a twist (x, y, yaw in a diagonal of six)."""
 
 TYPES = {
     "clock": "rosgraph_msgs/msg/Clock", "odom": "nav_msgs/msg/Odometry", "bool": "std_msgs/msg/Bool",
@@ -73,21 +75,17 @@ def message_definition(msgtype: str) -> bytes:
     return text.encode()
 
 
-def quaternions_from_ypr(yaw: np.ndarray, pitch: np.ndarray, roll: np.ndarray) -> np.ndarray:
-    """(n, 4) quaternions (x, y, z, w) of R = Rz(yaw)·Ry(pitch)·Rx(roll), as :func:`quaternion_from_ypr` per row."""
-    cy, sy = np.cos(0.5 * yaw), np.sin(0.5 * yaw)
-    cp, sp = np.cos(0.5 * pitch), np.sin(0.5 * pitch)
-    cr, sr = np.cos(0.5 * roll), np.sin(0.5 * roll)
-    return np.column_stack((sr * cp * cy - cr * sp * sy, cr * sp * cy + sr * cp * sy,
-                            cr * cp * sy - sr * sp * cy, cr * cp * cy + sr * sp * sy))
-
-
-def _yaw_quaternions(yaw: np.ndarray) -> np.ndarray:
-    """(n, 4) quaternions of rotations about z by ``yaw`` (rad): :func:`quaternions_from_ypr` with zero pitch and
-    roll, the same numbers."""
-    h = 0.5 * yaw
-    z = np.zeros_like(h)
-    return np.column_stack((z, z, np.sin(h), np.cos(h)))
+def quaternions_from_ypr(yaw: np.ndarray, pitch: np.ndarray, roll: np.ndarray,
+                         out: np.ndarray | None = None) -> np.ndarray:
+    """(n, 4) quaternions (x, y, z, w) of R = Rz(yaw)·Ry(pitch)·Rx(roll) (rad), as :func:`quaternion_from_ypr` per
+    row; written into ``out`` ((n, 4) or a view) when given."""
+    hy, hp, hr = 0.5 * yaw, 0.5 * pitch, 0.5 * roll
+    cy, sy, cp, sp, cr, sr = np.cos(hy), np.sin(hy), np.cos(hp), np.sin(hp), np.cos(hr), np.sin(hr)
+    if out is None:
+        out = np.empty((len(cy), 4))
+    a, b, e, f = cr * cp, sr * sp, sr * cp, cr * sp
+    out[:, 0], out[:, 1], out[:, 2], out[:, 3] = e * cy - f * sy, f * cy + e * sy, a * sy - b * cy, a * cy + b * sy
+    return out
 
 
 def _xyzq(p: Any) -> list[float]:
@@ -107,6 +105,10 @@ class RosLayout:
     shared_tf_tree: bool = False
 
 
+KINDS = ("odom", "gt", "collision", "tf")
+"""The periodic messages of a vehicle, in the order they are written."""
+
+
 @dataclass
 class _Group:
     """Vehicles whose periodic messages share one layout per kind (same frame-name lengths): filled as numpy rows."""
@@ -115,6 +117,22 @@ class _Group:
     layouts: dict[str, cdr.Layout]
     rows: dict[str, np.ndarray]
     channels: dict[str, np.ndarray] = field(default_factory=dict)
+    sel: slice | np.ndarray = field(default_factory=lambda: slice(None))  # idx, a slice when consecutive
+    stamps: list[np.ndarray] = field(default_factory=list)  # (n, 2) uint32 views of every stamp field
+    copies: list[tuple[np.ndarray, np.ndarray, Any]] = field(default_factory=list)
+    """(field view, full array over all vehicles, its columns in the view or ``slice(None)``): what changes per
+    period, copied from the recorder's per-vehicle arrays."""
+
+
+@dataclass
+class _Scans:
+    """Scans written as one batch: the same layout sizes (frame-name length, ray count) on distinct channels."""
+
+    layout: cdr.Layout  # the first scan's (the field offsets of all)
+    channels: np.ndarray
+    rows: np.ndarray  # (n, size) uint8: every scan's template
+    stamp: np.ndarray  # (n, 2) uint32 view
+    ranges: np.ndarray  # (n, rays) float32 view
 
 
 class Recorder:
@@ -151,7 +169,9 @@ class Recorder:
         self._setup_sensors()
         self._plain = not self._min_gap.any() and all((g.channels[k] >= 0).all() for g in self._groups
                                                       for k in g.channels)  # nothing filtered per vehicle
+        self._block = self._periodic_block()
         self._write_static()
+        self._note_collisions()
         self._next_periodic = stamp = cdr.stamp_ns(world.time)
         self._periodic(stamp)
         self._next_periodic = stamp + cdr.stamp_ns(self.layout.period_tf)
@@ -208,6 +228,21 @@ class Recorder:
         self._odo_prev = np.zeros((n, 3))
         self._travelled = np.zeros(n)
         self._turned = np.zeros(n)
+        self._physics: Any = None  # the physics whose rows self._rows are
+        self._rows: np.ndarray | None = None  # each vehicle's row in it (None: some vehicle is not in it)
+        self._same_rows = False  # the rows are 0, 1, ... n - 1
+        self._noise_of: list[Any] = []  # the odometry multipliers and std. devs. that self._mult, _std are of
+        self._mult, self._std, self._std_xy = np.ones((n, 3)), np.zeros((n, 3)), np.zeros(n)
+        # per period: the changing fields of every vehicle's messages (constant entries set once here)
+        self._odom_pose = np.zeros((n, 7))  # odom -> base_link: x, y, 0, 0, 0, qz, qw
+        self._pose_var = np.full((n, 6), UNMEASURED_VARIANCE)  # diagonal of the odometry pose covariance
+        self._odom_twist = np.zeros((n, 6))  # vx, vy, 0, 0, 0, wz (odometry multipliers applied)
+        self._twist_var = np.full((n, 6), UNMEASURED_VARIANCE)
+        self._gt_pose = np.zeros((n, 7))
+        self._gt_twist = np.zeros((n, 6))
+        self._m2o = np.zeros((n, 7))  # map -> odom
+        self._bump = np.zeros(n, np.uint8)  # collision since the previous period
+        self._stamp = np.zeros(2, np.uint32)  # sec, nanosec of the period's stamp
         self._tf_static_ch: list[int] = []
         by_shape: dict[tuple[int, ...], list[int]] = {}
         per_veh: list[dict[str, Any]] = []
@@ -242,76 +277,140 @@ class Recorder:
                        {kind: first[kind].rows([per_veh[k]["lays"][kind].template for k in members])
                         for kind in first})
             g.channels = {kind: np.array([per_veh[k]["chans"][kind] for k in members]) for kind in first}
+            if members == list(range(members[0], members[-1] + 1)):
+                g.sel = slice(members[0], members[-1] + 1)
+            else:
+                g.sel = g.idx
             self._groups.append(g)
 
+    def _periodic_block(self) -> MessageBlock | None:
+        """When nothing is filtered per vehicle: every group's periodic messages as one :class:`MessageBlock` (its
+        payloads become the groups' rows), else None (batches per kind, throttled). Then the field views of every
+        group (:attr:`_Group.copies`)."""
+        block = None
+        if self._plain and self._groups:
+            block = MessageBlock([(g.channels[kind], g.rows[kind]) for g in self._groups for kind in KINDS])
+            views = iter(block.payloads)
+            for g in self._groups:
+                g.rows = {kind: next(views) for kind in KINDS}
+        lay = self.layout
+        for g in self._groups:
+            L, R = g.layouts, g.rows
+
+            def col(kind: str, name: str, L: dict[str, cdr.Layout] = L, R: dict[str, np.ndarray] = R) -> np.ndarray:
+                return L[kind].column(R[kind], name)
+
+            g.stamps = [col("odom", "stamp"), col("gt", "stamp")]
+            g.copies = [(col("odom", "pose"), self._odom_pose, slice(None)),
+                        (col("odom", "pose_cov"), self._pose_var, _DIAG),
+                        (col("odom", "twist"), self._odom_twist, slice(None)),
+                        (col("odom", "twist_cov"), self._twist_var, _DIAG),
+                        (col("gt", "pose"), self._gt_pose, slice(None)),
+                        (col("gt", "twist"), self._gt_twist, slice(None)),
+                        (col("collision", "data"), self._bump[:, None], slice(None))]
+            tfs = ([self._odom_pose] if lay.tf_odom_to_base else []) + ([self._m2o] if lay.fake_localization else [])
+            for k, src in enumerate(tfs):
+                g.stamps.append(col("tf", f"stamp{k}"))
+                g.copies.append((col("tf", f"tf{k}"), src, slice(None)))
+        return block
+
+    def _physics_rows(self) -> np.ndarray | None:
+        """Each vehicle's row in the world's physics arrays, or None when some vehicle is not in that physics (its
+        properties then read elsewhere)."""
+        ph = self.world.physics
+        if ph is not self._physics:
+            self._physics = ph
+            where = {id(v): k for k, v in enumerate(ph.vehicles)}
+            rows = [where.get(id(v)) for v in self.vehicles]
+            self._rows = None if None in rows else np.array(rows, np.int64)
+            self._same_rows = rows == list(range(len(ph.vehicles)))  # the arrays as they are
+        return self._rows
+
+    def _vehicle_state(self) -> tuple[np.ndarray, ...]:
+        """x, y, z, yaw, pitch, roll (n,) each (m, rad), twist (n, 3: m/s, m/s, rad/s) and odometry (n, 3: m, m,
+        rad) of every vehicle, the very numbers of their ``pose``, ``twist`` and ``odometry`` properties: read from
+        the physics arrays in one go, or vehicle by vehicle when some vehicle is not in the world's physics."""
+        rows = self._physics_rows()
+        if rows is None:
+            vs = self.vehicles
+            gt = np.array([v.pose for v in vs], float).reshape(-1, 6)
+            tw = np.array([v.twist for v in vs], float).reshape(-1, 3)
+            odo = np.array([v.odometry for v in vs], float).reshape(-1, 3)
+            return gt[:, 0], gt[:, 1], gt[:, 2], gt[:, 3], gt[:, 4], gt[:, 5], tw, odo
+        ph = self._physics
+        if self._same_rows:  # views (used before the next step), odometry copied (the previous one is kept)
+            st = ph.state
+            return st[:, 0], st[:, 1], ph.z, st[:, 2], ph.pitch, ph.roll, ph.twist, ph.odometry.copy()
+        st = ph.state[rows]
+        return (st[:, 0], st[:, 1], ph.z[rows], st[:, 2], ph.pitch[rows], ph.roll[rows], ph.twist[rows],
+                ph.odometry[rows])
+
+    def _odometry_noise(self) -> None:
+        """:attr:`_mult`, :attr:`_std` (n, 3) and :attr:`_std_xy` (n,) from the vehicles' odometry multipliers and
+        std. devs. (rebuilt when one of them is not the same object as before)."""
+        now = [v.odometry_multipliers for v in self.vehicles] + [v.odometry_std for v in self.vehicles]
+        if now != self._noise_of:
+            n = len(self.vehicles)
+            self._noise_of = now
+            self._mult = np.array(now[:n], float).reshape(-1, 3)
+            self._std = np.array(now[n:], float).reshape(-1, 3)
+            self._std_xy = np.maximum(self._std[:, 0], self._std[:, 1])
+
+    def _note_collisions(self) -> None:
+        """Remember which vehicles touch something now (``collision`` flags), until the next period."""
+        for k, v in enumerate(self.vehicles):
+            if v.collision:
+                self._collided[k] = True
+
     def _periodic(self, t: int) -> None:
-        """odom, ground truth, collision and tf of every vehicle at ``t`` ns (one batch per kind and group)."""
+        """odom, ground truth, collision and tf of every vehicle at ``t`` ns: the changing fields computed for all
+        vehicles at once, copied into each group's rows, written as one block (or one batch per kind and group)."""
         if not self.vehicles:
             return
-        vs = self.vehicles
-        gt = np.array([v.pose for v in vs], float).reshape(-1, 6)
-        tw = np.array([v.twist for v in vs], float).reshape(-1, 3)
-        odo = np.array([v.odometry for v in vs], float).reshape(-1, 3)
-        mult = np.array([v.odometry_multipliers for v in vs], float).reshape(-1, 3)
-        std = np.array([v.odometry_std for v in vs], float).reshape(-1, 3)
+        x, y, z, yaw, pitch, roll, tw, odo = self._vehicle_state()
+        self._odometry_noise()
         d = odo - self._odo_prev
         self._travelled += np.hypot(d[:, 0], d[:, 1])
         self._turned += np.abs(np.remainder(d[:, 2] + np.pi, 2.0 * np.pi) - np.pi)
         self._odo_prev = odo
-        n = len(vs)
-        zeros = np.zeros(n)
-        q_odo = _yaw_quaternions(odo[:, 2])
-        odom_pose = np.column_stack((odo[:, 0], odo[:, 1], zeros, q_odo))
-        odo_tw = tw * mult
-        odom_twist = np.column_stack((odo_tw[:, 0], odo_tw[:, 1], zeros, zeros, zeros, odo_tw[:, 2]))
-        pos = np.maximum(std[:, 0], std[:, 1]) * self._travelled
-        big = np.full(n, UNMEASURED_VARIANCE)
-        pose_var = np.column_stack((pos * pos + VARIANCE_FLOOR, pos * pos + VARIANCE_FLOOR, big, big, big,
-                                    (std[:, 2] * self._turned) ** 2 + VARIANCE_FLOOR))
-        a = np.abs(odo_tw)
-        twist_var = np.column_stack(((std[:, 0] * a[:, 0]) ** 2 + VARIANCE_FLOOR,
-                                     (std[:, 1] * a[:, 1]) ** 2 + VARIANCE_FLOOR, big, big, big,
-                                     (std[:, 2] * a[:, 2]) ** 2 + VARIANCE_FLOOR))
-        pose_cov = np.zeros((n, 36))
-        pose_cov[:, _DIAG] = pose_var
-        twist_cov = np.zeros((n, 36))
-        twist_cov[:, _DIAG] = twist_var
-        gt_pose = np.column_stack((gt[:, :3], quaternions_from_ypr(gt[:, 3], gt[:, 4], gt[:, 5])))
-        gt_twist = np.column_stack((tw[:, 0], tw[:, 1], zeros, zeros, zeros, tw[:, 2]))
+        ox, oy, oyaw = odo[:, 0], odo[:, 1], odo[:, 2]
+        h = 0.5 * oyaw
+        op = self._odom_pose
+        op[:, 0], op[:, 1], op[:, 5], op[:, 6] = ox, oy, np.sin(h), np.cos(h)
+        odo_tw = tw * self._mult
+        self._odom_twist[:, _PLANAR] = odo_tw
+        pos = self._std_xy * self._travelled
+        pv = self._pose_var
+        pv[:, 0] = pv[:, 1] = pos * pos + VARIANCE_FLOOR
+        pv[:, 5] = (self._std[:, 2] * self._turned) ** 2 + VARIANCE_FLOOR
+        self._twist_var[:, _PLANAR] = (self._std * np.abs(odo_tw)) ** 2 + VARIANCE_FLOOR
+        gp = self._gt_pose
+        gp[:, 0], gp[:, 1], gp[:, 2] = x, y, z
+        quaternions_from_ypr(yaw, pitch, roll, gp[:, 3:])
+        self._gt_twist[:, _PLANAR] = tw
         # map -> odom = ground truth ⊕ odometry⁻¹ (SE(2); yaw wrapped to [-π, π) as compose2d does)
-        c, s = np.cos(odo[:, 2]), np.sin(odo[:, 2])
-        ix, iy = -c * odo[:, 0] - s * odo[:, 1], s * odo[:, 0] - c * odo[:, 1]
-        cg, sg = np.cos(gt[:, 3]), np.sin(gt[:, 3])
-        myaw = np.remainder(gt[:, 3] - odo[:, 2] + np.pi, 2.0 * np.pi) - np.pi
-        m2o = np.column_stack((gt[:, 0] + cg * ix - sg * iy, gt[:, 1] + sg * ix + cg * iy, zeros,
-                               _yaw_quaternions(myaw)))
-        collided = self._collided | np.array([bool(v.collision) for v in vs])
+        c, s = np.cos(oyaw), np.sin(oyaw)
+        ix, iy = -c * ox - s * oy, s * ox - c * oy
+        cg, sg = np.cos(yaw), np.sin(yaw)
+        hm = 0.5 * (np.remainder(yaw - oyaw + np.pi, 2.0 * np.pi) - np.pi)
+        m = self._m2o
+        m[:, 0], m[:, 1] = x + cg * ix - sg * iy, y + sg * ix + cg * iy
+        m[:, 5], m[:, 6] = np.sin(hm), np.cos(hm)
+        self._bump[:] = self._collided
         self._collided[:] = False
-        stamps = np.full(n, t, np.int64)
-        self._tick_clock(t)
-        lay = self.layout
+        self._stamp[:] = divmod(t, 1_000_000_000)
         for g in self._groups:
-            i = g.idx
-            L, R = g.layouts, g.rows
-            L["odom"].set_column(R["odom"], "stamp", stamps[i])
-            L["odom"].set_column(R["odom"], "pose", odom_pose[i])
-            L["odom"].set_column(R["odom"], "pose_cov", pose_cov[i])
-            L["odom"].set_column(R["odom"], "twist", odom_twist[i])
-            L["odom"].set_column(R["odom"], "twist_cov", twist_cov[i])
-            L["gt"].set_column(R["gt"], "stamp", stamps[i])
-            L["gt"].set_column(R["gt"], "pose", gt_pose[i])
-            L["gt"].set_column(R["gt"], "twist", gt_twist[i])
-            L["collision"].set_column(R["collision"], "data", collided[i].astype(np.uint8))
-            k = 0
-            if lay.tf_odom_to_base:
-                L["tf"].set_column(R["tf"], "stamp0", stamps[i])
-                L["tf"].set_column(R["tf"], "tf0", odom_pose[i])
-                k = 1
-            if lay.fake_localization:
-                L["tf"].set_column(R["tf"], f"stamp{k}", stamps[i])
-                L["tf"].set_column(R["tf"], f"tf{k}", m2o[i])
-            for kind in ("odom", "gt", "collision", "tf"):
-                self._batch(g.channels[kind], t, R[kind])
+            for view in g.stamps:
+                view[:] = self._stamp
+            for view, full, cols in g.copies:
+                view[:, cols] = full[g.sel]
+        self._tick_clock(t)
+        if self._block is not None:
+            self.writer.add_block(self._block, t)
+            return
+        for g in self._groups:
+            for kind in KINDS:
+                self._batch(g.channels[kind], t, g.rows[kind])
 
     def _batch(self, ch: np.ndarray, t: int, rows: np.ndarray) -> None:
         if self._plain:
@@ -366,6 +465,10 @@ class Recorder:
     # ------------------------------------------------------------------ sensors
     def _setup_sensors(self) -> None:
         self._sensors: list[list[Any]] = []  # [sensor, observe, write, previous observation]
+        self._scheduler: Any = None  # the sensor scheduler, and its run count, as of the last look at the sensors
+        self._runs = -1
+        self._scans: list[tuple[int, int, cdr.Layout, int, Any]] = []  # queued: (t ns, size, layout, channel, obs)
+        self._scan_batches: dict[tuple[int, ...], _Scans] = {}
         n = len(self.vehicles)
         for veh in self.vehicles:
             prefix = names.vehicle_prefix(veh.name, n, self.layout.force_namespace)
@@ -387,23 +490,44 @@ class Recorder:
         cache: dict[int, cdr.Layout] = {}
 
         def write(obs: Any) -> None:
+            """Queue the scan (written with the step's other scans by :meth:`_write_scans`)."""
             t = cdr.stamp_ns(obs.stamp)
             if not self._pass(ch, t):
                 return
-            ranges = np.asarray(obs.ranges, np.float32)
-            valid = np.asarray(obs.valid, bool)
-            rmin = float(getattr(obs, "min_range", 0.0))
-            if not valid.all():  # REP 117: -inf closer than range_min, +inf no return
-                ranges = np.where(valid, ranges, np.where(ranges < rmin, np.float32(-np.inf), np.float32(np.inf)))
-            lay = cache.get(len(ranges))
-            if lay is None:
-                lay = cache[len(ranges)] = cdr.laser_scan_msg(
-                    frame, 0.0, (obs.angle_min, obs.angle_max, obs.angle_increment), period, rmin,
-                    float(obs.max_range), ranges).layout()
-            self._tick_clock(t)
-            self.writer.add_message(ch, t, lay.fill({"stamp": t, "ranges": ranges}))
+            n = len(obs.ranges)
+            lay = cache.get(n)
+            if lay is None:  # the template's ranges are overwritten at each scan
+                lay = cache[n] = cdr.laser_scan_msg(
+                    frame, 0.0, (obs.angle_min, obs.angle_max, obs.angle_increment), period,
+                    float(getattr(obs, "min_range", 0.0)), float(obs.max_range), np.zeros(n, np.float32)).layout()
+            self._scans.append((t, len(lay.template), lay, ch, obs))
 
         return write
+
+    def _write_scans(self) -> None:
+        """The queued scans, one batch per stamp and layout size (all 2D lidars firing at a step: usually one)."""
+        by_kind: dict[tuple[int, int, int], list[tuple[cdr.Layout, int, Any]]] = {}
+        for t, size, lay, ch, obs in self._scans:
+            by_kind.setdefault((t, size, lay.fields["ranges"][0]), []).append((lay, ch, obs))
+        self._scans.clear()
+        for (t, _, _), scans in by_kind.items():
+            key = tuple(id(lay) for lay, _, _ in scans)
+            b = self._scan_batches.get(key)
+            if b is None:
+                b = self._scan_batches[key] = self._scan_batch([lay for lay, _, _ in scans],
+                                                               [ch for _, ch, _ in scans])
+            b.ranges[:] = _rep117([obs for _, _, obs in scans], b.ranges.shape[1])
+            b.stamp[:] = divmod(t, 1_000_000_000)
+            self._tick_clock(t)
+            self.writer.add_batch(b.channels, np.full(len(b.channels), t, np.int64), b.rows)
+
+    def _scan_batch(self, layouts: list[cdr.Layout], channels: list[int]) -> _Scans:
+        """The rows of a batch of scans (templates of ``layouts``, one size, each sensor's own channel)."""
+        if len(self._scan_batches) >= 64:  # the same sensors tend to fire together: a few keys in practice
+            self._scan_batches.clear()
+        lay = layouts[0]
+        rows = lay.rows([x.template for x in layouts])
+        return _Scans(lay, np.array(channels, np.int64), rows, lay.column(rows, "stamp"), lay.column(rows, "ranges"))
 
     def _sensor_lidar3d(self, s: Any, topics: dict[str, str], frame: str) -> Callable[[Any], None]:
         ch = self._channel(topics["points"], "cloud")
@@ -498,14 +622,21 @@ class Recorder:
     def __call__(self, world: Any) -> None:
         """After every step: new sensor observations, and the periodic vehicle topics when due."""
         t = cdr.stamp_ns(world.time)
-        for k, v in enumerate(self.vehicles):
-            if v.collision:
-                self._collided[k] = True
-        for entry in self._sensors:
-            obs = entry[1](entry[0])
-            if obs is not None and obs is not entry[3]:
-                entry[3] = obs
-                entry[2](obs)
+        self._note_collisions()
+        sch = world.sensor_scheduler
+        if sch is not self._scheduler or sch.runs != self._runs:  # some sensor sampled since the last look
+            # at the first look, observations from before the recorder may have various stamps: in sensor order
+            one_by_one = self._scheduler is None
+            self._scheduler, self._runs = sch, sch.runs
+            for entry in self._sensors:
+                obs = entry[1](entry[0])
+                if obs is not None and obs is not entry[3]:
+                    entry[3] = obs
+                    entry[2](obs)
+                    if one_by_one and self._scans:
+                        self._write_scans()
+            if self._scans:
+                self._write_scans()
         if t >= self._next_periodic - 1000:
             self._periodic(t)
             step = cdr.stamp_ns(self.layout.period_tf)
@@ -554,3 +685,14 @@ def _cloud(frame: str, t: float, points: np.ndarray, intensity: np.ndarray | Non
 def _info(frame: str, t: float, k: Any) -> bytes:
     return cdr.camera_info_msg(frame, t, int(k.ncols), int(k.nrows), float(k.fx), float(k.fy), float(k.cx),
                                float(k.cy)).bytes()
+
+
+def _rep117(scans: list[Any], rays: int) -> np.ndarray:
+    """(n, rays) float32 ranges of ``scans`` as ROS writes them (REP 117): an invalid reading is -inf when closer
+    than the scan's ``min_range``, +inf when there was no return."""
+    ranges = np.array([np.asarray(o.ranges, np.float32) for o in scans], np.float32).reshape(-1, rays)
+    valid = np.array([np.asarray(o.valid, bool) for o in scans], bool).reshape(-1, rays)
+    if valid.all():
+        return ranges
+    rmin = np.array([float(getattr(o, "min_range", 0.0)) for o in scans], np.float32)[:, None]
+    return np.where(valid, ranges, np.where(ranges < rmin, np.float32(-np.inf), np.float32(np.inf)))

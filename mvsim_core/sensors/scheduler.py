@@ -135,6 +135,8 @@ class SensorScheduler:
         self.last = np.zeros(len(self.sensors))
         self.period = np.array([s.period for s in self.sensors], dtype=float)
         self.due_at = self.last + self.period - SAMPLE_EPS
+        self.runs = 0
+        """Steps at which some sensor sampled so far: new observations (``Sensor.last``) only come with a new count."""
 
     # ------------------------------------------------------------------ restarts (World.reset, spawn, remove)
     def restart(self, t: float) -> None:
@@ -175,6 +177,7 @@ class SensorScheduler:
         due = np.flatnonzero(self.due_at <= t)
         if due.size == 0:
             return
+        self.runs += 1
         groups: dict[type[Sensor], list[int]] = defaultdict(list)
         for i in due.tolist():
             groups[type(self.sensors[i])].append(i)
