@@ -12,10 +12,7 @@ calls — ``mcap.writer.Writer.add_message`` takes ~4 µs a message, which is mo
 can spare.
 
 Crash safety: a chunk is closed, compressed, written and flushed to the operating system when it holds
-``chunk_bytes`` or spans ``flush_after_ns`` of log time (1 s by default), or on :meth:`flush`. Compressing and writing
-happen on a thread of their own (``background=True``, the default: zstd and the file release the GIL, so that a
-simulation loses ~nothing to them on a second core), one chunk at a time and in order; :meth:`flush` and
-:meth:`close` return once everything is written. After a crash (even
+``chunk_bytes`` or spans ``flush_after_ns`` of log time (1 s by default), or on :meth:`flush`; after a crash (even
 SIGKILL) the file holds every closed chunk and a streaming reader (``mcap.stream_reader.StreamReader``,
 ``mcap.reader.make_reader(f).iter_messages()`` on a non-seekable stream) reads them up to the cut; :meth:`close`
 writes the summary and footer so that indexed readers (``rosbags``, Foxglove) open it.
@@ -26,7 +23,6 @@ from __future__ import annotations
 import struct
 import zlib
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import BinaryIO
 
@@ -143,11 +139,8 @@ class McapWriter:
     """Writes one MCAP file (see the module docstring). Times are integer nanoseconds (simulated time here)."""
 
     def __init__(self, path: str | Path, *, profile: str = "ros2", library: str = "mvsim_core",
-                 compression: str = "zstd", chunk_bytes: int = 1 << 20, flush_after_ns: int = 1_000_000_000,
-                 background: bool = True) -> None:
+                 compression: str = "zstd", chunk_bytes: int = 1 << 20, flush_after_ns: int = 1_000_000_000) -> None:
         self._compress = _compressor(compression)
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="mcap-chunks") if background else None
-        self._job: Future[None] | None = None
         self.compression = compression
         self.path = Path(path)
         self._f: BinaryIO = open(self.path, "wb")  # noqa: SIM115 (closed by close())
@@ -196,7 +189,6 @@ class McapWriter:
         """Register a schema (id 1, 2, ...) and write its record; returns its id."""
         s = Schema(id=len(self.schemas) + 1, name=name, encoding=encoding, data=data)
         self.schemas.append(s)
-        self._drain()  # after the chunk being written
         self._write(_record(s))
         return s.id
 
@@ -207,7 +199,6 @@ class McapWriter:
                     metadata=dict(metadata or {}), schema_id=schema_id)
         self.channels.append(c)
         self._grow(len(self.channels))
-        self._drain()
         self._write(_record(c))
         return c.id
 
@@ -279,53 +270,39 @@ class McapWriter:
             self.message_start = lo
         self.message_end = max(self.message_end, hi)
         if self._size >= self.chunk_bytes or self._t1 - self._t0 >= self.flush_after_ns:
-            self._close_chunk(wait=False)
+            self.flush()
 
     # ------------------------------------------------------------------ chunks
-    def _close_chunk(self, wait: bool = True) -> None:
-        """Hand the open chunk to the writing thread (or write it here without one); ``wait``: until it is in the
-        file and flushed to the operating system."""
-        if self._parts:
-            one = np.array(self._one, np.int64).reshape(-1, 3)
-            job = (b"".join(self._parts), self._t0, self._t1, np.concatenate([*self._ix_ch, one[:, 0]]),
-                   np.concatenate([*self._ix_t, one[:, 1]]), np.concatenate([*self._ix_off, one[:, 2]]))
-            self._new_chunk()
-            self._drain()  # one chunk in flight at most, written in order
-            if self._pool is None:
-                self._write_chunk(*job)
-            else:
-                self._job = self._pool.submit(self._write_chunk, *job)
-        if wait:
-            self._drain()
-
-    def _write_chunk(self, data: bytes, t0: int, t1: int, ch: np.ndarray, t: np.ndarray, off: np.ndarray) -> None:
-        """Compress and write one chunk (``data``: its message records, spanning log times ``t0``..``t1`` ns; every
-        message's channel, log time and offset in ``data``), its message indexes, then flush the file."""
+    def _close_chunk(self) -> None:
+        if not self._parts:
+            return
+        data = b"".join(self._parts)
         packed = self._compress(data)
         start = self._pos
-        chunk = _record(Chunk(compression=self.compression, data=packed, message_start_time=t0,
-                              message_end_time=t1, uncompressed_crc=zlib.crc32(data), uncompressed_size=len(data)))
+        chunk = _record(Chunk(compression=self.compression, data=packed, message_start_time=self._t0,
+                              message_end_time=self._t1, uncompressed_crc=zlib.crc32(data),
+                              uncompressed_size=len(data)))
         self._write(chunk)
+        one = np.array(self._one, np.int64).reshape(-1, 3)
+        ch = np.concatenate([*self._ix_ch, one[:, 0]])
+        t = np.concatenate([*self._ix_t, one[:, 1]])
+        off = np.concatenate([*self._ix_off, one[:, 2]])
         order = np.lexsort((t, ch))
+        ch, t, off = ch[order], t[order], off[order]
         index_start = self._pos
-        index, channels, at = _message_indexes(ch[order], t[order], off[order])
+        index, channels, at = _message_indexes(ch, t, off)
         offsets = dict(zip(channels.tolist(), (index_start + at).tolist(), strict=True))
         self._write(index)
         self._chunk_indexes.append(ChunkIndex(
-            message_start_time=t0, message_end_time=t1, chunk_start_offset=start,
+            message_start_time=self._t0, message_end_time=self._t1, chunk_start_offset=start,
             chunk_length=len(chunk), message_index_offsets=offsets, message_index_length=self._pos - index_start,
             compression=self.compression, compressed_size=len(packed), uncompressed_size=len(data)))
-        self._f.flush()
-
-    def _drain(self) -> None:
-        """Wait for the chunk being written (if any); its error, if it failed, is raised here."""
-        job, self._job = self._job, None
-        if job is not None:
-            job.result()
+        self._new_chunk()
 
     def flush(self) -> None:
-        """Close the open chunk (if any), write it and hand it to the operating system (returns when done)."""
+        """Close the open chunk (if any), write it and hand it to the operating system."""
         self._close_chunk()
+        self._f.flush()
 
     def close(self) -> None:
         """Write the last chunk, Data End, the summary (schemas, channels, statistics, chunk indexes, summary offsets)
@@ -333,8 +310,6 @@ class McapWriter:
         if self.closed:
             return
         self._close_chunk()
-        if self._pool is not None:
-            self._pool.shutdown()
         self._write(_record(DataEnd(data_section_crc=self._crc)))
         summary_start = self._pos
         summary = bytearray()
