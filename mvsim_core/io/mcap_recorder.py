@@ -80,7 +80,12 @@ def quaternions_from_ypr(yaw: np.ndarray, pitch: np.ndarray, roll: np.ndarray,
     """(n, 4) quaternions (x, y, z, w) of R = Rz(yaw)·Ry(pitch)·Rx(roll) (rad), as :func:`quaternion_from_ypr` per
     row; written into ``out`` ((n, 4) or a view) when given."""
     hy, hp, hr = 0.5 * yaw, 0.5 * pitch, 0.5 * roll
-    cy, sy, cp, sp, cr, sr = np.cos(hy), np.sin(hy), np.cos(hp), np.sin(hp), np.cos(hr), np.sin(hr)
+    return _quaternions(np.cos(hy), np.sin(hy), np.cos(hp), np.sin(hp), np.cos(hr), np.sin(hr), out)
+
+
+def _quaternions(cy: np.ndarray, sy: np.ndarray, cp: np.ndarray, sp: np.ndarray, cr: np.ndarray, sr: np.ndarray,
+                 out: np.ndarray | None = None) -> np.ndarray:
+    """:func:`quaternions_from_ypr` from the cosines and sines of half the yaw, pitch and roll."""
     if out is None:
         out = np.empty((len(cy), 4))
     a, b, e, f = cr * cp, sr * sp, sr * cp, cr * sp
@@ -119,9 +124,8 @@ class _Group:
     channels: dict[str, np.ndarray] = field(default_factory=dict)
     sel: slice | np.ndarray = field(default_factory=lambda: slice(None))  # idx, a slice when consecutive
     stamps: list[np.ndarray] = field(default_factory=list)  # (n, 2) uint32 views of every stamp field
-    copies: list[tuple[np.ndarray, np.ndarray, Any]] = field(default_factory=list)
-    """(field view, full array over all vehicles, its columns in the view or ``slice(None)``): what changes per
-    period, copied from the recorder's per-vehicle arrays."""
+    copies: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
+    """(view of consecutive fields, the recorder's array of them for all vehicles): what changes per period."""
 
 
 @dataclass
@@ -233,14 +237,13 @@ class Recorder:
         self._same_rows = False  # the rows are 0, 1, ... n - 1
         self._noise_of: list[Any] = []  # the odometry multipliers and std. devs. that self._mult, _std are of
         self._mult, self._std, self._std_xy = np.ones((n, 3)), np.zeros((n, 3)), np.zeros(n)
-        # per period: the changing fields of every vehicle's messages (constant entries set once here)
-        self._odom_pose = np.zeros((n, 7))  # odom -> base_link: x, y, 0, 0, 0, qz, qw
-        self._pose_var = np.full((n, 6), UNMEASURED_VARIANCE)  # diagonal of the odometry pose covariance
-        self._odom_twist = np.zeros((n, 6))  # vx, vy, 0, 0, 0, wz (odometry multipliers applied)
-        self._twist_var = np.full((n, 6), UNMEASURED_VARIANCE)
-        self._gt_pose = np.zeros((n, 7))
-        self._gt_twist = np.zeros((n, 6))
-        self._m2o = np.zeros((n, 7))  # map -> odom
+        # per period: the changing fields of every vehicle's messages (the rest as in the templates, set up in
+        # _periodic_block): odometry pose (7), its covariance (36), twist (6: odometry multipliers applied) and its
+        # covariance (36); ground truth pose, covariance, twist; map -> odom
+        self._odom = np.zeros((n, 85))
+        self._gt = np.zeros((n, 49))
+        self._m2o = np.zeros((n, 7))
+        self._angles = np.zeros((10, n))  # yaw of odometry and ground truth, pitch, roll, map -> odom; their halves
         self._bump = np.zeros(n, np.uint8)  # collision since the previous period
         self._stamp = np.zeros(2, np.uint32)  # sec, nanosec of the period's stamp
         self._tf_static_ch: list[int] = []
@@ -300,18 +303,15 @@ class Recorder:
             def col(kind: str, name: str, L: dict[str, cdr.Layout] = L, R: dict[str, np.ndarray] = R) -> np.ndarray:
                 return L[kind].column(R[kind], name)
 
+            odom, gt = L["odom"].column(R["odom"], "pose", "twist_cov"), L["gt"].column(R["gt"], "pose", "twist")
+            self._odom[g.sel], self._gt[g.sel] = odom, gt  # the templates' numbers
             g.stamps = [col("odom", "stamp"), col("gt", "stamp")]
-            g.copies = [(col("odom", "pose"), self._odom_pose, slice(None)),
-                        (col("odom", "pose_cov"), self._pose_var, _DIAG),
-                        (col("odom", "twist"), self._odom_twist, slice(None)),
-                        (col("odom", "twist_cov"), self._twist_var, _DIAG),
-                        (col("gt", "pose"), self._gt_pose, slice(None)),
-                        (col("gt", "twist"), self._gt_twist, slice(None)),
-                        (col("collision", "data"), self._bump[:, None], slice(None))]
-            tfs = ([self._odom_pose] if lay.tf_odom_to_base else []) + ([self._m2o] if lay.fake_localization else [])
+            g.copies = [(odom, self._odom), (gt, self._gt), (col("collision", "data"), self._bump[:, None])]
+            tfs = ([self._odom[:, :7]] if lay.tf_odom_to_base else []) + ([self._m2o] if lay.fake_localization else [])
             for k, src in enumerate(tfs):
                 g.stamps.append(col("tf", f"stamp{k}"))
-                g.copies.append((col("tf", f"tf{k}"), src, slice(None)))
+                g.copies.append((col("tf", f"tf{k}"), src))
+        self._odom[:, 7 + _DIAG[2:5]] = self._odom[:, 49 + _DIAG[2:5]] = UNMEASURED_VARIANCE
         return block
 
     def _physics_rows(self) -> np.ndarray | None:
@@ -374,36 +374,40 @@ class Recorder:
         self._turned += np.abs(np.remainder(d[:, 2] + np.pi, 2.0 * np.pi) - np.pi)
         self._odo_prev = odo
         ox, oy, oyaw = odo[:, 0], odo[:, 1], odo[:, 2]
-        h = 0.5 * oyaw
-        op = self._odom_pose
-        op[:, 0], op[:, 1], op[:, 5], op[:, 6] = ox, oy, np.sin(h), np.cos(h)
+        # every sine and cosine in two calls: of the yaws, pitch, roll, map -> odom yaw (wrapped to [-π, π) as
+        # compose2d does) and their halves
+        a = self._angles
+        a[0], a[1], a[2], a[3] = oyaw, yaw, pitch, roll
+        a[4] = np.remainder(yaw - oyaw + np.pi, 2.0 * np.pi) - np.pi
+        np.multiply(a[:5], 0.5, out=a[5:])
+        sin, cos = np.sin(a), np.cos(a)
+        od = self._odom  # pose 0:7, pose covariance 7:43, twist 43:49, twist covariance 49:85
+        od[:, 0], od[:, 1], od[:, 5], od[:, 6] = ox, oy, sin[5], cos[5]
         odo_tw = tw * self._mult
-        self._odom_twist[:, _PLANAR] = odo_tw
+        od[:, 43 + _PLANAR] = odo_tw
         pos = self._std_xy * self._travelled
-        pv = self._pose_var
-        pv[:, 0] = pv[:, 1] = pos * pos + VARIANCE_FLOOR
-        pv[:, 5] = (self._std[:, 2] * self._turned) ** 2 + VARIANCE_FLOOR
-        self._twist_var[:, _PLANAR] = (self._std * np.abs(odo_tw)) ** 2 + VARIANCE_FLOOR
-        gp = self._gt_pose
-        gp[:, 0], gp[:, 1], gp[:, 2] = x, y, z
-        quaternions_from_ypr(yaw, pitch, roll, gp[:, 3:])
-        self._gt_twist[:, _PLANAR] = tw
-        # map -> odom = ground truth ⊕ odometry⁻¹ (SE(2); yaw wrapped to [-π, π) as compose2d does)
-        c, s = np.cos(oyaw), np.sin(oyaw)
+        pv = pos * pos + VARIANCE_FLOOR
+        od[:, 7], od[:, 14] = pv, pv
+        od[:, 42] = (self._std[:, 2] * self._turned) ** 2 + VARIANCE_FLOOR
+        od[:, 49 + _DIAG[_PLANAR]] = (self._std * np.abs(odo_tw)) ** 2 + VARIANCE_FLOOR
+        gt = self._gt  # pose 0:7, covariance 7:43 (fixed), twist 43:49
+        gt[:, 0], gt[:, 1], gt[:, 2] = x, y, z
+        _quaternions(cos[6], sin[6], cos[7], sin[7], cos[8], sin[8], gt[:, 3:7])
+        gt[:, 43 + _PLANAR] = tw
+        # map -> odom = ground truth ⊕ odometry⁻¹ (SE(2))
+        c, s, cg, sg = cos[0], sin[0], cos[1], sin[1]
         ix, iy = -c * ox - s * oy, s * ox - c * oy
-        cg, sg = np.cos(yaw), np.sin(yaw)
-        hm = 0.5 * (np.remainder(yaw - oyaw + np.pi, 2.0 * np.pi) - np.pi)
         m = self._m2o
         m[:, 0], m[:, 1] = x + cg * ix - sg * iy, y + sg * ix + cg * iy
-        m[:, 5], m[:, 6] = np.sin(hm), np.cos(hm)
+        m[:, 5], m[:, 6] = sin[9], cos[9]
         self._bump[:] = self._collided
         self._collided[:] = False
         self._stamp[:] = divmod(t, 1_000_000_000)
         for g in self._groups:
             for view in g.stamps:
                 view[:] = self._stamp
-            for view, full, cols in g.copies:
-                view[:, cols] = full[g.sel]
+            for view, full in g.copies:
+                view[:] = full[g.sel]
         self._tick_clock(t)
         if self._block is not None:
             self.writer.add_block(self._block, t)

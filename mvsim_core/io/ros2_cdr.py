@@ -123,14 +123,21 @@ class Layout:
             return np.tile(np.frombuffer(self.template, np.uint8), (n, 1))
         return np.stack([np.frombuffer(t, np.uint8) for t in templates])
 
-    def column(self, rows: np.ndarray, name: str) -> np.ndarray:
+    def column(self, rows: np.ndarray, name: str, through: str | None = None) -> np.ndarray:
         """A writable view of field ``name`` in every row of ``rows`` ((n, size) uint8, last axis contiguous): (n,
-        count) of the field's type; a stamp (n, 2) uint32 (sec, nanosec). Views of rows that stay are worth keeping:
-        writing into them is all a message costs."""
+        count) of the field's type; a stamp (n, 2) uint32 (sec, nanosec). With ``through``: the fields from ``name``
+        to ``through``, consecutive fields of one type (n, their counts summed). Views of rows that stay are worth
+        keeping: writing into them is all a message costs."""
         off, code, count = self.fields[name]
         if code == STAMP:
             return rows[:, off:off + 8].view("<u4")
         dt = np.dtype(_NP[code])
+        if through is not None:
+            end, end_code, end_count = self.fields[through]
+            named = sum(c for o, k, c in self.fields.values() if k == code and off <= o <= end)
+            count = (end - off) // dt.itemsize + end_count
+            if end_code != code or named != count:
+                raise ValueError(f"fields {name}..{through} are not consecutive fields of one type")
         return rows[:, off:off + dt.itemsize * count].view(dt)
 
     def set_column(self, rows: np.ndarray, name: str, values: np.ndarray) -> None:
