@@ -139,6 +139,16 @@ class _Scans:
     ranges: np.ndarray  # (n, rays) float32 view
 
 
+@dataclass
+class _ScanBlock:
+    """The scans of a set of 2D lidars firing together (``rays`` each), as one :class:`MessageBlock`: per part (scans
+    of one layout size) their positions in the set and views of their stamps and ranges."""
+
+    block: MessageBlock
+    rays: int
+    parts: list[tuple[slice | list[int], np.ndarray, np.ndarray]]
+
+
 class Recorder:
     """A step listener writing an MCAP recording of ``world`` to ``path`` (see the module docstring).
 
@@ -174,6 +184,7 @@ class Recorder:
         self._plain = not self._min_gap.any() and all((g.channels[k] >= 0).all() for g in self._groups
                                                       for k in g.channels)  # nothing filtered per vehicle
         self._block = self._periodic_block()
+        self._bulk_lasers = not self._min_gap.any() and all(ch >= 0 for ch, _ in self._lasers)
         self._write_static()
         self._note_collisions()
         self._next_periodic = stamp = cdr.stamp_ns(world.time)
@@ -473,6 +484,9 @@ class Recorder:
         self._runs = -1
         self._scans: list[tuple[int, int, cdr.Layout, int, Any]] = []  # queued: (t ns, size, layout, channel, obs)
         self._scan_batches: dict[tuple[int, ...], _Scans] = {}
+        self._lasers: list[tuple[int, Callable[[Any], cdr.Layout]]] = []  # per 2D lidar: channel, layout of a scan
+        self._laser_entries: list[list[Any]] = []  # their entries in self._sensors
+        self._scan_blocks: dict[tuple[int, ...], _ScanBlock] = {}
         n = len(self.vehicles)
         for veh in self.vehicles:
             prefix = names.vehicle_prefix(veh.name, n, self.layout.force_namespace)
@@ -487,26 +501,81 @@ class Recorder:
                                                   else getattr(x, "last_no_fix", None))
                                                  if cls == "gnss" else (lambda x: x.last))
                 self._sensors.append([s, observe, make(s, topics, fp + s.name), None])
+                if cls == "laser":
+                    self._laser_entries.append(self._sensors[-1])
+        self._other_entries = [e for e in self._sensors if not any(e is x for x in self._laser_entries)]
 
     def _sensor_laser(self, s: Any, topics: dict[str, str], frame: str) -> Callable[[Any], None]:
         ch = self._channel(topics["main"], "scan")
         period = float(s.period)
         cache: dict[int, cdr.Layout] = {}
 
-        def write(obs: Any) -> None:
-            """Queue the scan (written with the step's other scans by :meth:`_write_scans`)."""
-            t = cdr.stamp_ns(obs.stamp)
-            if not self._pass(ch, t):
-                return
+        def layout(obs: Any) -> cdr.Layout:
+            """The scan's layout (built at its first scan of this many rays; the ranges are set at each scan)."""
             n = len(obs.ranges)
             lay = cache.get(n)
-            if lay is None:  # the template's ranges are overwritten at each scan
+            if lay is None:
                 lay = cache[n] = cdr.laser_scan_msg(
                     frame, 0.0, (obs.angle_min, obs.angle_max, obs.angle_increment), period,
                     float(getattr(obs, "min_range", 0.0)), float(obs.max_range), np.zeros(n, np.float32)).layout()
-            self._scans.append((t, len(lay.template), lay, ch, obs))
+            return lay
 
+        def write(obs: Any) -> None:
+            """Queue the scan (written with the step's other scans by :meth:`_write_scans`)."""
+            t = cdr.stamp_ns(obs.stamp)
+            if self._pass(ch, t):
+                lay = layout(obs)
+                self._scans.append((t, len(lay.template), lay, ch, obs))
+
+        self._lasers.append((ch, layout))
         return write
+
+    def _look_lasers(self) -> None:
+        """New scans of the 2D lidars (when nothing is throttled or left out): those of one stamp and ray count as
+        one :class:`_ScanBlock` (cached per set of lidars), else queued one by one."""
+        entries = self._laser_entries
+        obs = [e[0].last for e in entries]
+        new = [i for i, o in enumerate(obs) if o is not None and o is not entries[i][3]]
+        if not new:
+            return
+        scans = [obs[i] for i in new]
+        for i, o in zip(new, scans, strict=True):
+            entries[i][3] = o
+        stamp, rays = scans[0].stamp, len(scans[0].ranges)
+        if any(o.stamp != stamp or len(o.ranges) != rays for o in scans):
+            for i, o in zip(new, scans, strict=True):
+                entries[i][2](o)
+            return
+        key = tuple(new)
+        b = self._scan_blocks.get(key)
+        if b is None or b.rays != rays:
+            if len(self._scan_blocks) >= 64:  # the same lidars tend to fire together: a few sets in practice
+                self._scan_blocks.clear()
+            b = self._scan_blocks[key] = self._scan_block(new, scans, rays)
+        ranges = _rep117(np.concatenate([o.ranges for o in scans]).astype(np.float32, copy=False).reshape(-1, rays),
+                         np.concatenate([o.valid for o in scans]).astype(bool, copy=False).reshape(-1, rays), scans)
+        t = cdr.stamp_ns(stamp)
+        sec_ns = divmod(t, 1_000_000_000)
+        for pos, stamp_view, ranges_view in b.parts:
+            stamp_view[:] = sec_ns
+            ranges_view[:] = ranges[pos]
+        self._tick_clock(t)
+        self.writer.add_block(b.block, t)
+
+    def _scan_block(self, new: list[int], scans: list[Any], rays: int) -> _ScanBlock:
+        """The :class:`_ScanBlock` of the lidars ``new`` (positions in :attr:`_laser_entries`) from their scans."""
+        lays = [self._lasers[i][1](o) for i, o in zip(new, scans, strict=True)]
+        by_size: dict[tuple[int, int], list[int]] = {}
+        for k, lay in enumerate(lays):
+            by_size.setdefault((len(lay.template), lay.fields["ranges"][0]), []).append(k)
+        groups = list(by_size.values())
+        block = MessageBlock([(np.array([self._lasers[new[k]][0] for k in ks], np.int64),
+                               lays[ks[0]].rows([lays[k].template for k in ks])) for ks in groups])
+        parts: list[tuple[slice | list[int], np.ndarray, np.ndarray]] = []
+        for ks, rows in zip(groups, block.payloads, strict=True):
+            pos = slice(ks[0], ks[-1] + 1) if ks == list(range(ks[0], ks[-1] + 1)) else ks
+            parts.append((pos, lays[ks[0]].column(rows, "stamp"), lays[ks[0]].column(rows, "ranges")))
+        return _ScanBlock(block, rays, parts)
 
     def _write_scans(self) -> None:
         """The queued scans, one batch per stamp and layout size (all 2D lidars firing at a step: usually one)."""
@@ -520,7 +589,11 @@ class Recorder:
             if b is None:
                 b = self._scan_batches[key] = self._scan_batch([lay for lay, _, _ in scans],
                                                                [ch for _, ch, _ in scans])
-            b.ranges[:] = _rep117([obs for _, _, obs in scans], b.ranges.shape[1])
+            obs = [o for _, _, o in scans]
+            rays = b.ranges.shape[1]
+            ranges = np.array([np.asarray(o.ranges, np.float32) for o in obs], np.float32).reshape(-1, rays)
+            valid = np.array([np.asarray(o.valid, bool) for o in obs], bool).reshape(-1, rays)
+            b.ranges[:] = _rep117(ranges, valid, obs)
             b.stamp[:] = divmod(t, 1_000_000_000)
             self._tick_clock(t)
             self.writer.add_batch(b.channels, np.full(len(b.channels), t, np.int64), b.rows)
@@ -632,13 +705,16 @@ class Recorder:
             # at the first look, observations from before the recorder may have various stamps: in sensor order
             one_by_one = self._scheduler is None
             self._scheduler, self._runs = sch, sch.runs
-            for entry in self._sensors:
+            bulk = not one_by_one and self._bulk_lasers
+            for entry in self._other_entries if bulk else self._sensors:
                 obs = entry[1](entry[0])
                 if obs is not None and obs is not entry[3]:
                     entry[3] = obs
                     entry[2](obs)
                     if one_by_one and self._scans:
                         self._write_scans()
+            if bulk:
+                self._look_lasers()
             if self._scans:
                 self._write_scans()
         if t >= self._next_periodic - 1000:
@@ -691,11 +767,9 @@ def _info(frame: str, t: float, k: Any) -> bytes:
                                float(k.cy)).bytes()
 
 
-def _rep117(scans: list[Any], rays: int) -> np.ndarray:
-    """(n, rays) float32 ranges of ``scans`` as ROS writes them (REP 117): an invalid reading is -inf when closer
-    than the scan's ``min_range``, +inf when there was no return."""
-    ranges = np.array([np.asarray(o.ranges, np.float32) for o in scans], np.float32).reshape(-1, rays)
-    valid = np.array([np.asarray(o.valid, bool) for o in scans], bool).reshape(-1, rays)
+def _rep117(ranges: np.ndarray, valid: np.ndarray, scans: list[Any]) -> np.ndarray:
+    """(n, rays) float32 ``ranges`` (m) of ``scans`` as ROS writes them (REP 117): an invalid reading (``valid`` (n,
+    rays) False) is -inf when closer than the scan's ``min_range``, +inf when there was no return."""
     if valid.all():
         return ranges
     rmin = np.array([float(getattr(o, "min_range", 0.0)) for o in scans], np.float32)[:, None]
