@@ -40,7 +40,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numba import njit
 
+import mvsim_core.jit  # noqa: F401  (package-wide kernel cache)
 from mvsim_core.geometry.rotations import quaternion_from_rotation, quaternion_from_ypr
 from mvsim_core.io import ros2_cdr as cdr
 from mvsim_core.io import ros_names as names
@@ -75,22 +77,56 @@ def message_definition(msgtype: str) -> bytes:
     return text.encode()
 
 
-def quaternions_from_ypr(yaw: np.ndarray, pitch: np.ndarray, roll: np.ndarray,
-                         out: np.ndarray | None = None) -> np.ndarray:
-    """(n, 4) quaternions (x, y, z, w) of R = Rz(yaw)·Ry(pitch)·Rx(roll) (rad), as :func:`quaternion_from_ypr` per
-    row; written into ``out`` ((n, 4) or a view) when given."""
-    hy, hp, hr = 0.5 * yaw, 0.5 * pitch, 0.5 * roll
-    return _quaternions(np.cos(hy), np.sin(hy), np.cos(hp), np.sin(hp), np.cos(hr), np.sin(hr), out)
+def quaternions_from_ypr(yaw: np.ndarray, pitch: np.ndarray, roll: np.ndarray) -> np.ndarray:
+    """(n, 4) quaternions (x, y, z, w) of R = Rz(yaw)·Ry(pitch)·Rx(roll), as :func:`quaternion_from_ypr` per row."""
+    cy, sy = np.cos(0.5 * yaw), np.sin(0.5 * yaw)
+    cp, sp = np.cos(0.5 * pitch), np.sin(0.5 * pitch)
+    cr, sr = np.cos(0.5 * roll), np.sin(0.5 * roll)
+    return np.column_stack((sr * cp * cy - cr * sp * sy, cr * sp * cy + sr * cp * sy,
+                            cr * cp * sy - sr * sp * cy, cr * cp * cy + sr * sp * sy))
 
 
-def _quaternions(cy: np.ndarray, sy: np.ndarray, cp: np.ndarray, sp: np.ndarray, cr: np.ndarray, sr: np.ndarray,
-                 out: np.ndarray | None = None) -> np.ndarray:
-    """:func:`quaternions_from_ypr` from the cosines and sines of half the yaw, pitch and roll."""
-    if out is None:
-        out = np.empty((len(cy), 4))
-    a, b, e, f = cr * cp, sr * sp, sr * cp, cr * sp
-    out[:, 0], out[:, 1], out[:, 2], out[:, 3] = e * cy - f * sy, f * cy + e * sy, a * sy - b * cy, a * cy + b * sy
-    return out
+@njit(cache=True)
+def _periodic_fields(x: np.ndarray, y: np.ndarray, z: np.ndarray, yaw: np.ndarray, pitch: np.ndarray,
+                     roll: np.ndarray, tw: np.ndarray, odo: np.ndarray, odo_prev: np.ndarray, travelled: np.ndarray,
+                     turned: np.ndarray, mult: np.ndarray, std: np.ndarray, std_xy: np.ndarray, od: np.ndarray,
+                     gt: np.ndarray, m2o: np.ndarray) -> None:  # pragma: no cover (compiled)
+    """The changing fields of every vehicle's periodic messages, in one compiled pass (same arithmetic, in the same
+    order, as the numpy expressions they replace: bit-identical numbers).
+
+    In: ground-truth pose (x, y, z m; yaw, pitch, roll rad), twist (n, 3: m/s, m/s, rad/s) and odometry (n, 3: m,
+    m, rad); the odometry at the previous period, distance travelled (m) and turned (rad) since the start (updated
+    here); odometry multipliers, std. devs. (n, 3) and max(std x, std y) (n,). Out: ``od`` (n, 85) odometry pose,
+    covariance, twist, covariance; ``gt`` (n, 49) ground-truth pose, covariance (left alone), twist; ``m2o`` (n, 7)
+    map -> odom = ground truth ⊕ odometry⁻¹ (SE(2), yaw wrapped to [-π, π) as compose2d does)."""
+    tau = 2.0 * np.pi
+    for i in range(x.shape[0]):
+        ox, oy, oyaw = odo[i, 0], odo[i, 1], odo[i, 2]
+        travelled[i] += np.hypot(ox - odo_prev[i, 0], oy - odo_prev[i, 1])
+        turned[i] += abs(np.remainder(oyaw - odo_prev[i, 2] + np.pi, tau) - np.pi)
+        odo_prev[i, 0], odo_prev[i, 1], odo_prev[i, 2] = ox, oy, oyaw
+        h = 0.5 * oyaw
+        od[i, 0], od[i, 1], od[i, 5], od[i, 6] = ox, oy, np.sin(h), np.cos(h)
+        tx, ty, tz = tw[i, 0] * mult[i, 0], tw[i, 1] * mult[i, 1], tw[i, 2] * mult[i, 2]
+        od[i, 43], od[i, 44], od[i, 48] = tx, ty, tz
+        pos = std_xy[i] * travelled[i]
+        od[i, 7] = od[i, 14] = pos * pos + VARIANCE_FLOOR
+        v = std[i, 2] * turned[i]
+        od[i, 42] = v * v + VARIANCE_FLOOR
+        vx, vy, vz = std[i, 0] * abs(tx), std[i, 1] * abs(ty), std[i, 2] * abs(tz)
+        od[i, 49], od[i, 56], od[i, 84] = vx * vx + VARIANCE_FLOOR, vy * vy + VARIANCE_FLOOR, vz * vz + VARIANCE_FLOOR
+        hy, hp, hr = 0.5 * yaw[i], 0.5 * pitch[i], 0.5 * roll[i]
+        cy, sy, cp, sp, cr, sr = np.cos(hy), np.sin(hy), np.cos(hp), np.sin(hp), np.cos(hr), np.sin(hr)
+        a, b, e, f = cr * cp, sr * sp, sr * cp, cr * sp
+        gt[i, 0], gt[i, 1], gt[i, 2] = x[i], y[i], z[i]
+        gt[i, 3], gt[i, 4], gt[i, 5], gt[i, 6] = e * cy - f * sy, f * cy + e * sy, a * sy - b * cy, a * cy + b * sy
+        gt[i, 43], gt[i, 44], gt[i, 48] = tw[i, 0], tw[i, 1], tw[i, 2]
+        c, s = np.cos(oyaw), np.sin(oyaw)
+        ix, iy = -c * ox - s * oy, s * ox - c * oy
+        cg, sg = np.cos(yaw[i]), np.sin(yaw[i])
+        hm = 0.5 * (np.remainder(yaw[i] - oyaw + np.pi, tau) - np.pi)
+        m2o[i, 0], m2o[i, 1] = x[i] + cg * ix - sg * iy, y[i] + sg * ix + cg * iy
+        m2o[i, 5], m2o[i, 6] = np.sin(hm), np.cos(hm)
 
 
 def _xyzq(p: Any) -> list[float]:
@@ -254,7 +290,6 @@ class Recorder:
         self._odom = np.zeros((n, 85))
         self._gt = np.zeros((n, 49))
         self._m2o = np.zeros((n, 7))
-        self._angles = np.zeros((10, n))  # yaw of odometry and ground truth, pitch, roll, map -> odom; their halves
         self._bump = np.zeros(n, np.uint8)  # collision since the previous period
         self._stamp = np.zeros(2, np.uint32)  # sec, nanosec of the period's stamp
         self._tf_static_ch: list[int] = []
@@ -349,9 +384,9 @@ class Recorder:
             odo = np.array([v.odometry for v in vs], float).reshape(-1, 3)
             return gt[:, 0], gt[:, 1], gt[:, 2], gt[:, 3], gt[:, 4], gt[:, 5], tw, odo
         ph = self._physics
-        if self._same_rows:  # views (used before the next step), odometry copied (the previous one is kept)
+        if self._same_rows:  # views, used before the next step
             st = ph.state
-            return st[:, 0], st[:, 1], ph.z, st[:, 2], ph.pitch, ph.roll, ph.twist, ph.odometry.copy()
+            return st[:, 0], st[:, 1], ph.z, st[:, 2], ph.pitch, ph.roll, ph.twist, ph.odometry
         st = ph.state[rows]
         return (st[:, 0], st[:, 1], ph.z[rows], st[:, 2], ph.pitch[rows], ph.roll[rows], ph.twist[rows],
                 ph.odometry[rows])
@@ -380,37 +415,8 @@ class Recorder:
             return
         x, y, z, yaw, pitch, roll, tw, odo = self._vehicle_state()
         self._odometry_noise()
-        d = odo - self._odo_prev
-        self._travelled += np.hypot(d[:, 0], d[:, 1])
-        self._turned += np.abs(np.remainder(d[:, 2] + np.pi, 2.0 * np.pi) - np.pi)
-        self._odo_prev = odo
-        ox, oy, oyaw = odo[:, 0], odo[:, 1], odo[:, 2]
-        # every sine and cosine in two calls: of the yaws, pitch, roll, map -> odom yaw (wrapped to [-π, π) as
-        # compose2d does) and their halves
-        a = self._angles
-        a[0], a[1], a[2], a[3] = oyaw, yaw, pitch, roll
-        a[4] = np.remainder(yaw - oyaw + np.pi, 2.0 * np.pi) - np.pi
-        np.multiply(a[:5], 0.5, out=a[5:])
-        sin, cos = np.sin(a), np.cos(a)
-        od = self._odom  # pose 0:7, pose covariance 7:43, twist 43:49, twist covariance 49:85
-        od[:, 0], od[:, 1], od[:, 5], od[:, 6] = ox, oy, sin[5], cos[5]
-        odo_tw = tw * self._mult
-        od[:, 43 + _PLANAR] = odo_tw
-        pos = self._std_xy * self._travelled
-        pv = pos * pos + VARIANCE_FLOOR
-        od[:, 7], od[:, 14] = pv, pv
-        od[:, 42] = (self._std[:, 2] * self._turned) ** 2 + VARIANCE_FLOOR
-        od[:, 49 + _DIAG[_PLANAR]] = (self._std * np.abs(odo_tw)) ** 2 + VARIANCE_FLOOR
-        gt = self._gt  # pose 0:7, covariance 7:43 (fixed), twist 43:49
-        gt[:, 0], gt[:, 1], gt[:, 2] = x, y, z
-        _quaternions(cos[6], sin[6], cos[7], sin[7], cos[8], sin[8], gt[:, 3:7])
-        gt[:, 43 + _PLANAR] = tw
-        # map -> odom = ground truth ⊕ odometry⁻¹ (SE(2))
-        c, s, cg, sg = cos[0], sin[0], cos[1], sin[1]
-        ix, iy = -c * ox - s * oy, s * ox - c * oy
-        m = self._m2o
-        m[:, 0], m[:, 1] = x + cg * ix - sg * iy, y + sg * ix + cg * iy
-        m[:, 5], m[:, 6] = sin[9], cos[9]
+        _periodic_fields(x, y, z, yaw, pitch, roll, tw, odo, self._odo_prev, self._travelled, self._turned, self._mult,
+                         self._std, self._std_xy, self._odom, self._gt, self._m2o)
         self._bump[:] = self._collided
         self._collided[:] = False
         self._stamp[:] = divmod(t, 1_000_000_000)
