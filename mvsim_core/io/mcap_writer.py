@@ -40,6 +40,9 @@ from mcap.records import (
     Statistics,
     SummaryOffset,
 )
+from numba import njit
+
+import mvsim_core.jit  # noqa: F401  (package-wide kernel cache)
 
 MAGIC = b"\x89MCAP0\r\n"
 MESSAGE_HEADER = 31  # opcode 1 + length 8 + channel 2 + sequence 4 + log_time 8 + publish_time 8
@@ -91,6 +94,24 @@ def _message_indexes(ch: np.ndarray, t: np.ndarray, off: np.ndarray) -> tuple[by
     return out.tobytes(), ch[starts], at
 
 
+@njit(cache=True)
+def _number_records(buf: np.ndarray, offsets: np.ndarray, channels: np.ndarray, seq: np.ndarray, counts: np.ndarray,
+                    t: int) -> None:  # pragma: no cover (compiled)
+    """Sequence numbers (the channel's next, uint32) and log = publish times ``t`` (ns, uint64) of the message
+    records at ``offsets`` (bytes) in ``buf`` (uint8), little endian; each channel's next number and count go up."""
+    for k in range(offsets.shape[0]):
+        o, c = offsets[k], channels[k]
+        s = seq[c] & 0xFFFFFFFF
+        for j in range(4):
+            buf[o + 11 + j] = (s >> (8 * j)) & 0xFF
+        for j in range(8):
+            byte = (t >> (8 * j)) & 0xFF
+            buf[o + 15 + j] = byte
+            buf[o + 23 + j] = byte
+        seq[c] += 1
+        counts[c] += 1
+
+
 class MessageBlock:
     """Message records on fixed channels, of fixed payload sizes, laid out once and rewritten in place: the periodic
     messages of a recorder (every vehicle's odometry, ground truth, tf ...), written again and again by
@@ -98,7 +119,7 @@ class MessageBlock:
 
     Args:
         parts: (channels (n,), payload templates (n, size) uint8) per part; a part's records follow the previous
-            part's, in row order. Every channel at most once in the block.
+            part's, in row order (sequence numbers in that order too).
 
     Attributes:
         payloads: per part, the (n, size) uint8 payloads: writable views into the records (fill them before each
@@ -112,8 +133,6 @@ class MessageBlock:
         sizes = [MESSAGE_HEADER + rows.shape[1] for _, rows in parts]
         self.buf = np.zeros(sum(len(ch) * rec for (ch, _), rec in zip(parts, sizes, strict=True)), np.uint8)
         self.payloads: list[np.ndarray] = []
-        self._seq: list[np.ndarray] = []  # per part: (n,) uint32 views of the sequence numbers
-        self._time: list[np.ndarray] = []  # per part: (n, 2) uint64 views of log and publish times
         offsets = []
         pos = 0
         for (channels, rows), rec_size in zip(parts, sizes, strict=True):
@@ -124,15 +143,10 @@ class MessageBlock:
             rec[:, 9:11].view("<u2")[:, 0] = channels
             rec[:, MESSAGE_HEADER:] = rows
             self.payloads.append(rec[:, MESSAGE_HEADER:])
-            self._seq.append(rec[:, 11:15].view("<u4")[:, 0])
-            self._time.append(rec[:, 15:31].view("<u8"))
             offsets.append(pos + rec_size * np.arange(n, dtype=np.int64))
             pos += n * rec_size
         self.channels = np.concatenate([np.asarray(ch, np.int64) for ch, _ in parts] or [np.zeros(0, np.int64)])
-        if len(np.unique(self.channels)) != len(self.channels):
-            raise ValueError("a MessageBlock holds each channel at most once")
         self.offsets = np.concatenate(offsets or [np.zeros(0, np.int64)])
-        self._bounds = np.cumsum([0, *(len(ch) for ch, _ in parts)]).tolist()
 
 
 class McapWriter:
@@ -248,13 +262,7 @@ class McapWriter:
         if n == 0:
             return
         ch = block.channels
-        seq = self._seq[ch] & 0xFFFFFFFF
-        b = block._bounds
-        for k, (seq_view, time_view) in enumerate(zip(block._seq, block._time, strict=True)):
-            seq_view[:] = seq[b[k]:b[k + 1]]
-            time_view[:] = log_time
-        self._seq[ch] += 1  # each channel once per block
-        self._counts[ch] += 1
+        _number_records(block.buf, block.offsets, ch, self._seq, self._counts, log_time)
         self._ix_ch.append(ch)
         self._ix_t.append(np.full(n, log_time, np.int64))
         self._ix_off.append(self._size + block.offsets)
