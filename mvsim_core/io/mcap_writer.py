@@ -85,13 +85,13 @@ def _message_indexes(ch: np.ndarray, t: np.ndarray, off: np.ndarray) -> tuple[by
     head[:, 9:11].view("<u2")[:, 0] = ch[starts]
     head[:, 11:15].view("<u4")[:, 0] = 16 * counts
     at = 15 * np.arange(len(starts)) + 16 * starts  # record k: k heads and starts[k] pairs before it
-    out = np.empty(15 * len(starts) + 16 * n, np.uint8)
-    out[(at[:, None] + np.arange(15)).ravel()] = head.ravel()
-    seg = np.repeat(np.arange(len(starts)), counts)
-    pair_at = 15 * (seg + 1) + 16 * np.arange(n)
-    pairs = np.column_stack((t, off)).astype("<u8").view(np.uint8)
-    out[(pair_at[:, None] + np.arange(16)).ravel()] = pairs.ravel()
-    return out.tobytes(), ch[starts], at
+    heads = head.tobytes()
+    pairs = np.column_stack((t, off)).astype("<u8").tobytes()
+    bounds = (16 * np.r_[starts, n]).tolist()
+    out = []
+    for k in range(len(starts)):
+        out += (heads[15 * k:15 * k + 15], pairs[bounds[k]:bounds[k + 1]])
+    return b"".join(out), ch[starts], at
 
 
 @njit(cache=True)
