@@ -88,7 +88,7 @@ def _message_indexes(ch: np.ndarray, t: np.ndarray, off: np.ndarray) -> tuple[by
     heads = head.tobytes()
     pairs = np.column_stack((t, off)).astype("<u8").tobytes()
     bounds = (16 * np.r_[starts, n]).tolist()
-    out = []
+    out: list[bytes] = []
     for k in range(len(starts)):
         out += (heads[15 * k:15 * k + 15], pairs[bounds[k]:bounds[k + 1]])
     return b"".join(out), ch[starts], at
