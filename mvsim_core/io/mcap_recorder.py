@@ -24,10 +24,13 @@ Not recorded (yet): the node's chassis markers and polygon, ``amcl_pose``/``part
 (commands reach the world through Python or ZMQ here, not ROS topics) and coloured RGB-D clouds.
 
 Options: ``include`` / ``exclude`` glob patterns on the topic names (``fnmatch``: ``/*/odom``, ``*image*``) and
-``rates`` (pattern → most messages per simulated second, a throttle per topic). Cost: every vehicle's periodic
-messages are filled as numpy rows of fixed layouts (:mod:`mvsim_core.io.ros2_cdr`) and written in one batch per topic
-kind (:meth:`mvsim_core.io.mcap_writer.McapWriter.add_batch`). Crash safety: see :mod:`mvsim_core.io.mcap_writer`
-(chunks flushed at least every simulated second; :meth:`Recorder.close` writes the summary).
+``rates`` (pattern → most messages per simulated second, a throttle per topic). Cost: the periodic messages of all
+vehicles are one :class:`~mvsim_core.io.mcap_writer.MessageBlock` of fixed layouts (:mod:`mvsim_core.io.ros2_cdr`)
+whose changing fields one compiled pass fills from the physics arrays; the 2D scans of a step are one block too;
+the sensors are only looked at when the scheduler sampled. With rates or excluded topics, one batch per kind and
+group instead (:meth:`~mvsim_core.io.mcap_writer.McapWriter.add_batch`). Crash safety: see
+:mod:`mvsim_core.io.mcap_writer` (chunks flushed at least every simulated second; :meth:`Recorder.close` writes the
+summary).
 """
 
 from __future__ import annotations
