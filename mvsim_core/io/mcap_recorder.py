@@ -18,10 +18,13 @@ vehicle and ``/<V>/odom`` with several), stamped with simulated time (log time =
   ``simul_map`` (nav_msgs/OccupancyGrid) and ``simul_map_metadata`` per occupancy grid;
 * every new sensor observation: laser → LaserScan; lidar3d → ``L_points`` PointCloud2 (x, y, z, intensity, ring);
   camera → ``L/image_raw`` (rgb8) and ``L/camera_info``; rgbd_camera → ``L_rgb/...``, ``L_depth/...`` images
-  (depth 32FC1, metres, NaN = no return) and infos, ``L_points``; imu → Imu; gnss → NavSatFix (NO_FIX samples too).
+  (depth 32FC1, metres, NaN = no return) and infos, ``L_points``; imu → Imu; gnss → NavSatFix (NO_FIX samples too);
+* per vehicle ``cmd_vel`` (geometry_msgs/Twist): every twist given to the vehicle (``Vehicle.set_twist``, from ROS,
+  ZMQ, Foxglove, the viewer's teleop, a script, or the node's watchdog stopping it), as given, before the command
+  gate clamps or refuses it; logged at the simulated time it came (Twist has no header).
 
-Not recorded (yet): the node's chassis markers and polygon, ``amcl_pose``/``particlecloud``, ``cmd_vel`` as received
-(commands reach the world through Python or ZMQ here, not ROS topics) and coloured RGB-D clouds.
+Not recorded (yet): the node's chassis markers and polygon, ``amcl_pose``/``particlecloud``, Ackermann commands and
+coloured RGB-D clouds.
 
 Options: ``include`` / ``exclude`` glob patterns on the topic names (``fnmatch``: ``/*/odom``, ``*image*``) and
 ``rates`` (pattern → most messages per simulated second, a throttle per topic). Cost: the periodic messages of all
@@ -37,6 +40,7 @@ from __future__ import annotations
 
 import fnmatch
 import math
+import queue
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +72,7 @@ TYPES = {
     "tf": "tf2_msgs/msg/TFMessage", "scan": "sensor_msgs/msg/LaserScan", "cloud": "sensor_msgs/msg/PointCloud2",
     "image": "sensor_msgs/msg/Image", "info": "sensor_msgs/msg/CameraInfo", "imu": "sensor_msgs/msg/Imu",
     "fix": "sensor_msgs/msg/NavSatFix", "map": "nav_msgs/msg/OccupancyGrid", "meta": "nav_msgs/msg/MapMetaData",
+    "twist": "geometry_msgs/msg/Twist",
 }
 
 
@@ -230,6 +235,9 @@ class Recorder:
         self._periodic(stamp)
         self._next_periodic = stamp + cdr.stamp_ns(self.layout.period_tf)
         world.add_step_listener(self)
+        for v in self.vehicles:  # cmd_vel: every twist given to a vehicle, as given
+            if self._cmd_ch.get(v.name, -1) >= 0:
+                v.command_listeners.append(self._on_command)
 
     # ------------------------------------------------------------------ channels
     def selected(self, topic: str) -> bool:
@@ -296,6 +304,8 @@ class Recorder:
         self._bump = np.zeros(n, np.uint8)  # collision since the previous period
         self._stamp = np.zeros(2, np.uint32)  # sec, nanosec of the period's stamp
         self._tf_static_ch: list[int] = []
+        self._cmd_ch: dict[str, int] = {}  # vehicle -> its cmd_vel channel (-1: not recorded)
+        self._cmds: queue.SimpleQueue[tuple[str, float, tuple[float, float, float]]] = queue.SimpleQueue()
         by_shape: dict[tuple[int, ...], list[int]] = {}
         per_veh: list[dict[str, Any]] = []
         for k, veh in enumerate(self.vehicles):
@@ -319,6 +329,7 @@ class Recorder:
                      "collision": self._channel(f"/{prefix}collision", "bool"),
                      "tf": self._channel(f"/{tf_topic}", "tf") if tfs else -1}
             self._tf_static_ch.append(self._channel(f"/{tf_static_topic}", "tf"))
+            self._cmd_ch[veh.name] = self._channel(f"/{prefix}cmd_vel", "twist")
             per_veh.append({"lays": lays, "chans": chans})
             shape = tuple(len(lays[kind].template) for kind in ("odom", "gt", "tf"))
             by_shape.setdefault(shape, []).append(k)
@@ -705,9 +716,27 @@ class Recorder:
         return write
 
     # ------------------------------------------------------------------ the step listener
+    def _on_command(self, vehicle: str, twist: tuple[float, float, float]) -> None:
+        """A twist given to a vehicle (any thread): queued with the simulated time it came at."""
+        self._cmds.put((vehicle, float(self.world.time), twist))
+
+    def _write_commands(self) -> None:
+        """The queued twists as ``geometry_msgs/Twist`` on their vehicle's ``cmd_vel``, as given (no header: the
+        log time is the simulated time the command came at)."""
+        while True:
+            try:
+                name, when, (vx, vy, wz) = self._cmds.get_nowait()
+            except queue.Empty:
+                return
+            ch = self._cmd_ch.get(name, -1)
+            if ch >= 0:
+                self._write(ch, cdr.stamp_ns(when), cdr.CdrEncoder().scalars("d", [vx, vy, 0.0, 0.0, 0.0, wz]).bytes())
+
     def __call__(self, world: Any) -> None:
-        """After every step: new sensor observations, and the periodic vehicle topics when due."""
+        """After every step: commands given, new sensor observations, and the periodic vehicle topics when due."""
         t = cdr.stamp_ns(world.time)
+        if not self._cmds.empty():
+            self._write_commands()
         self._note_collisions()
         sch = world.sensor_scheduler
         if sch is not self._scheduler or sch.runs != self._runs:  # some sensor sampled since the last look
@@ -742,6 +771,10 @@ class Recorder:
             return
         self.closed = True
         self.world.remove_step_listener(self)
+        for v in self.vehicles:
+            if self._on_command in v.command_listeners:
+                v.command_listeners.remove(self._on_command)
+        self._write_commands()
         self.writer.close()
 
     def __enter__(self) -> Recorder:

@@ -152,3 +152,25 @@ def test_a_truncated_file_still_gives_its_complete_chunks(recording, tmp_path):
         except Exception:  # noqa: BLE001 (the truncated end)
             pass
     assert stamps and stamps[0] == 0 and stamps[-1] >= 1_000_000_000
+
+
+def test_cmd_vel_as_given(tmp_path):
+    """Twists given during the recording are on /bot1/cmd_vel at the simulated time they came, as given: one beyond
+    the vehicle's limits unclamped (the vehicle drives at its limit), in order; a vehicle with none has no messages."""
+    world = mv.load_world(REPO / "worlds/demo.world.xml")
+    bot = world.vehicles["bot1"]
+    path = tmp_path / "cmd.mcap"
+    with Recorder(world, path):
+        world.run(0.5)
+        bot.set_twist(0.4, 0.0, 0.2)
+        world.run(0.25)
+        bot.set_twist(99.0, 0.0, -0.1)  # clamped by the command gate, recorded as given
+        world.run(0.25)
+    assert bot.command_listeners == []  # the recorder left
+    with AnyReader([path], default_typestore=TYPESTORE) as r:
+        got = [(t, r.deserialize(raw, con.msgtype)) for con, t, raw in r.messages() if con.topic == "/bot1/cmd_vel"]
+        counts = {c.topic: c.msgcount for c in r.connections}
+    assert [t for t, _ in got] == [500_000_000, 750_000_000]
+    assert [(m.linear.x, m.linear.y, m.angular.z) for _, m in got] == [(0.4, 0.0, 0.2), (99.0, 0.0, -0.1)]
+    assert counts.get("/car1/cmd_vel", 0) == 0
+    assert bot.twist[0] < 99.0
