@@ -198,6 +198,14 @@ class FoxgloveView:
 
     # ------------------------------------------------------------------ the step listener (simulation thread)
     def __call__(self, world: Any) -> None:
+        """Apply the queued commands, then publish what is new; a failure to publish is said once and the
+        simulation goes on (a live view never stops the run)."""
+        try:
+            self._step(world)
+        except Exception as e:  # noqa: BLE001 (any failure of the view: logged once, the simulation goes on)
+            self._say_once(f"Foxglove view: {type(e).__name__}: {e} (the simulation goes on)")
+
+    def _step(self, world: Any) -> None:
         while True:
             try:
                 vname, vx, vy, wz = self._commands.get_nowait()

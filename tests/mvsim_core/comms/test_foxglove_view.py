@@ -222,3 +222,40 @@ def test_only_loopback_is_bound(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+def test_a_busy_port_is_one_line_and_exit_2(tmp_path):
+    """A second launch on the port the first one serves: one line naming the address, exit 2, no traceback."""
+    path = tmp_path / "fox.world.xml"
+    path.write_text(WORLD)
+    proc, port = _launch(path)
+    try:
+        r = subprocess.run([sys.executable, "-m", "mvsim_core.cli", "launch", str(path), "--headless", "--no-server",
+                            "--foxglove", str(port), "--duration", "1"], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2 and "Traceback" not in r.stderr
+        assert f"cannot start the Foxglove server on 127.0.0.1:{port}" in r.stderr
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def test_a_failing_publish_does_not_stop_the_simulation(tmp_path, caplog):
+    """If building a message fails (here: a scan whose ranges cannot be read), the view says so once and the world
+    keeps stepping."""
+    from mvsim_core.comms.foxglove_view import FoxgloveView
+
+    path = tmp_path / "fox.world.xml"
+    path.write_text(WORLD)
+    w = mv.load_world(path, seed=0)
+    view = FoxgloveView(w, port=0)
+    try:
+        lidar = w.vehicles["r1"].sensors["laser1"]
+        w.run(0.1)
+        lidar.last = type("Broken", (), {"stamp": 0.2, "angle_min": 0.0, "angle_max": 1.0, "ranges": None})()
+        with caplog.at_level("WARNING", logger="mvsim_core.comms.foxglove_view"):
+            w.run(0.5)
+        assert w.time == pytest.approx(0.6)
+        said = [r.getMessage() for r in caplog.records if "Foxglove view" in r.getMessage()]
+        assert len(said) == 1 and "the simulation goes on" in said[0]
+    finally:
+        view.close()
