@@ -46,6 +46,7 @@ when neither TBB nor OpenMP is installed) aborts the process if two Python threa
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numba
@@ -591,32 +592,9 @@ class RaycastScene3D:
         return out_t, out_i
 
 
-def visual_model(visuals: list[Any]) -> tuple[np.ndarray, np.ndarray] | None:
-    """The visual models of one body that load, joined: vertices (V, 3) (m, its frame) and triangles (T, 3) (vertex
-    indices); None when none loads."""
-    from mvsim_core.errors import AssetError
-
-    verts: list[np.ndarray] = []
-    faces: list[np.ndarray] = []
-    base = 0
-    for v in visuals:
-        if v.path is None:
-            continue
-        try:
-            mesh = v.mesh()
-        except (AssetError, ValueError):
-            continue
-        if mesh is None or len(mesh.faces) == 0:
-            continue
-        verts.append(np.asarray(mesh.vertices, dtype=np.float64))
-        faces.append(np.asarray(mesh.faces, dtype=np.int64) + base)
-        base += len(verts[-1])
-    return (np.concatenate(verts), np.concatenate(faces)) if verts else None
-
-
-def has_visual_mesh(visuals: list[Any]) -> bool:
-    """Whether one of ``visuals`` loads a model with triangles: the body is then a mesh solid
-    (:func:`visual_mesh` gives a tree), not an analytic one. Loading is cached, so this costs little."""
+def _loaded_meshes(visuals: list[Any]) -> Iterator[tuple[Any, Any]]:
+    """(visual, mesh in the body's frame) of each of ``visuals`` whose model loads with triangles; models that fail to
+    load are skipped (the camera scene reports them). Loading is cached, so this costs little."""
     from mvsim_core.errors import AssetError
 
     for v in visuals:
@@ -627,27 +605,34 @@ def has_visual_mesh(visuals: list[Any]) -> bool:
         except (AssetError, ValueError):
             continue
         if mesh is not None and len(mesh.faces) > 0:
-            return True
-    return False
+            yield v, mesh
+
+
+def visual_model(visuals: list[Any]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The visual models of one body that load, joined: vertices (V, 3) (m, its frame) and triangles (T, 3) (vertex
+    indices); None when none loads."""
+    verts: list[np.ndarray] = []
+    faces: list[np.ndarray] = []
+    base = 0
+    for _, mesh in _loaded_meshes(visuals):
+        verts.append(np.asarray(mesh.vertices, dtype=np.float64))
+        faces.append(np.asarray(mesh.faces, dtype=np.int64) + base)
+        base += len(verts[-1])
+    return (np.concatenate(verts), np.concatenate(faces)) if verts else None
+
+
+def has_visual_mesh(visuals: list[Any]) -> bool:
+    """Whether one of ``visuals`` loads a model with triangles: the body is then a mesh solid
+    (:func:`visual_mesh` gives a tree), not an analytic one."""
+    return next(_loaded_meshes(visuals), None) is not None
 
 
 def visual_mesh(meshes: MeshBVHSet, visuals: list[Any]) -> tuple[int, np.ndarray] | None:
     """The triangles of the visual models of one body that load (its frame), as one tree of ``meshes``: (root,
-    box), or None when none loads (the body keeps its analytic shape). Models that fail to load are skipped (the
-    camera scene reports them)."""
-    from mvsim_core.errors import AssetError
-
+    box), or None when none loads (the body keeps its analytic shape)."""
     parts: list[np.ndarray] = []
     key: list[object] = []
-    for v in visuals:
-        if v.path is None:
-            continue
-        try:
-            mesh = v.mesh()
-        except (AssetError, ValueError):
-            continue
-        if mesh is None or len(mesh.faces) == 0:
-            continue
+    for v, mesh in _loaded_meshes(visuals):
         parts.append(np.asarray(mesh.vertices, dtype=np.float64)[np.asarray(mesh.faces)])
         key.append((str(v.path), v.transform().tobytes()))
     if not parts:

@@ -55,6 +55,16 @@ from mvsim_core.sensors.render.scene_geometry import PackedScene, SceneGeometry,
 BACKGROUND: tuple[int, int, int] = (153, 153, 153)
 """Colour (RGB 0..255) of pixels that see nothing (MRPT's default viewport background, 0.6 grey)."""
 
+_NODE_POSITION = """
+    int base = 3 * int(a_node + 0.5);
+    vec4 r0 = texelFetch(u_nodes, base);
+    vec4 r1 = texelFetch(u_nodes, base + 1);
+    vec4 r2 = texelFetch(u_nodes, base + 2);
+    vec3 p = vec3(dot(r0.xyz, a_pos) + r0.w, dot(r1.xyz, a_pos) + r1.w, dot(r2.xyz, a_pos) + r2.w);
+"""
+"""GLSL lines of both vertex shaders: the vertex's node rows ``r0..r2`` (``[R | t]``) and its position ``p`` (world
+minus the scene origin, m)."""
+
 _VERTEX_SHADER = """
 #version 330 core
 layout(location = 0) in vec3 a_pos;
@@ -70,12 +80,7 @@ out vec4 v_color;
 out vec2 v_uv;
 out float v_depth;
 out vec3 v_world;
-void main() {
-    int base = 3 * int(a_node + 0.5);
-    vec4 r0 = texelFetch(u_nodes, base);
-    vec4 r1 = texelFetch(u_nodes, base + 1);
-    vec4 r2 = texelFetch(u_nodes, base + 2);
-    vec3 p = vec3(dot(r0.xyz, a_pos) + r0.w, dot(r1.xyz, a_pos) + r1.w, dot(r2.xyz, a_pos) + r2.w);
+void main() {""" + _NODE_POSITION + """\
     v_normal = vec3(dot(r0.xyz, a_normal), dot(r1.xyz, a_normal), dot(r2.xyz, a_normal));
     v_color = a_color;
     v_uv = a_uv;
@@ -184,12 +189,7 @@ layout(location = 0) in vec3 a_pos;
 layout(location = 4) in float a_node;
 uniform samplerBuffer u_nodes;
 uniform mat4 u_light_mat;     // world minus origin -> the shadow map's clip space
-void main() {
-    int base = 3 * int(a_node + 0.5);
-    vec4 r0 = texelFetch(u_nodes, base);
-    vec4 r1 = texelFetch(u_nodes, base + 1);
-    vec4 r2 = texelFetch(u_nodes, base + 2);
-    vec3 p = vec3(dot(r0.xyz, a_pos) + r0.w, dot(r1.xyz, a_pos) + r1.w, dot(r2.xyz, a_pos) + r2.w);
+void main() {""" + _NODE_POSITION + """\
     gl_Position = u_light_mat * vec4(p, 1.0);
 }
 """
