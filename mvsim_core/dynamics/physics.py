@@ -553,6 +553,11 @@ class Physics:
         return [(w.x[i], w.y[i], w.torque[i], w.fz[i], w.vx[i], w.vy[i], w.fx[i], w.fy[i])
                 for i in range(w.start[k], w.start[k + 1])]
 
+    @property
+    def colliding(self) -> set[str]:
+        """Names of the vehicles and blocks touching something after the last step (read only)."""
+        return self._colliding
+
     def _collisions(self) -> None:
         """``collision`` = touching now; ``had_collision`` latches until the user resets it."""
         flags = self.bodies.contact_flags(self._collision_threshold)

@@ -191,6 +191,7 @@ class _ScanBlock:
     block: MessageBlock
     rays: int
     parts: list[tuple[slice | list[int], np.ndarray, np.ndarray]]
+    rmin: np.ndarray  # (n * rays,) float32: each scan's min_range (m), per ray
 
 
 class Recorder:
@@ -418,6 +419,9 @@ class Recorder:
 
     def _note_collisions(self) -> None:
         """Remember which vehicles touch something now (``collision`` flags), until the next period."""
+        ph = self.world.physics
+        if ph is not None and not ph.colliding:  # nothing touches anything (the usual step)
+            return
         for k, v in enumerate(self.vehicles):
             if v.collision:
                 self._collided[k] = True
@@ -572,8 +576,9 @@ class Recorder:
             if len(self._scan_blocks) >= 64:  # the same lidars tend to fire together: a few sets in practice
                 self._scan_blocks.clear()
             b = self._scan_blocks[key] = self._scan_block(new, scans, rays)
-        ranges = _rep117(np.concatenate([o.ranges for o in scans]).astype(np.float32, copy=False).reshape(-1, rays),
-                         np.concatenate([o.valid for o in scans]).astype(bool, copy=False).reshape(-1, rays), scans)
+        ranges = np.concatenate([o.ranges for o in scans]).astype(np.float32, copy=False)  # a new array
+        _rep117_in_place(ranges, np.concatenate([o.valid for o in scans]).astype(bool, copy=False), b.rmin)
+        ranges = ranges.reshape(-1, rays)
         t = cdr.stamp_ns(stamp)
         sec_ns = divmod(t, 1_000_000_000)
         for pos, stamp_view, ranges_view in b.parts:
@@ -595,7 +600,8 @@ class Recorder:
         for ks, rows in zip(groups, block.payloads, strict=True):
             pos = slice(ks[0], ks[-1] + 1) if ks == list(range(ks[0], ks[-1] + 1)) else ks
             parts.append((pos, lays[ks[0]].column(rows, "stamp"), lays[ks[0]].column(rows, "ranges")))
-        return _ScanBlock(block, rays, parts)
+        rmin = np.repeat(np.array([float(getattr(o, "min_range", 0.0)) for o in scans], np.float32), rays)
+        return _ScanBlock(block, rays, parts, rmin)
 
     def _write_scans(self) -> None:
         """The queued scans, one batch per stamp and layout size (all 2D lidars firing at a step: usually one)."""
@@ -807,6 +813,15 @@ def _cloud(frame: str, t: float, points: np.ndarray, intensity: np.ndarray | Non
 def _info(frame: str, t: float, k: Any) -> bytes:
     return cdr.camera_info_msg(frame, t, int(k.ncols), int(k.nrows), float(k.fx), float(k.fy), float(k.cx),
                                float(k.cy)).bytes()
+
+
+@njit(cache=True)
+def _rep117_in_place(ranges: np.ndarray, valid: np.ndarray, rmin: np.ndarray) -> None:  # pragma: no cover
+    """:func:`_rep117` on flat arrays, in place: ``ranges`` (float32, m), ``valid`` (bool) and every ray's
+    ``min_range`` (float32, m), all (N,)."""
+    for i in range(ranges.shape[0]):
+        if not valid[i]:
+            ranges[i] = -np.inf if ranges[i] < rmin[i] else np.inf
 
 
 def _rep117(ranges: np.ndarray, valid: np.ndarray, scans: list[Any]) -> np.ndarray:

@@ -6,10 +6,10 @@ statistics, chunk indexes, summary offsets), the Footer and the magic again. Eve
 (uint64) and content, little endian.
 
 The ``mcap`` package writes the header, schema, channel, chunk, summary and footer records (its record classes);
-message records and message indexes are built here with numpy, so that a batch of n fixed-size messages
-(:meth:`McapWriter.add_batch`: every vehicle's odometry at once) costs a few array operations instead of n Python
-calls — ``mcap.writer.Writer.add_message`` takes ~4 µs a message, which is more than a simulation step of 25 robots
-can spare.
+message records and message indexes are built here with numpy, the records straight into the open chunk's buffer
+(reused from chunk to chunk), so that a batch of n fixed-size messages (:meth:`McapWriter.add_batch`: every
+vehicle's odometry at once) costs a few array operations instead of n Python calls — ``mcap.writer.Writer.
+add_message`` takes ~4 µs a message, which is more than a simulation step of 25 robots can spare.
 
 Crash safety: a chunk is closed, compressed, written and flushed to the operating system when it holds
 ``chunk_bytes`` or spans ``flush_after_ns`` of log time (1 s by default), or on :meth:`flush`; after a crash (even
@@ -163,6 +163,7 @@ class McapWriter:
         self.chunk_bytes, self.flush_after_ns = int(chunk_bytes), int(flush_after_ns)
         self.schemas: list[Schema] = []
         self.channels: list[Channel] = []
+        self._buf = np.empty(self.chunk_bytes + (1 << 18), np.uint8)  # the open chunk's records (reused)
         self._seq = np.zeros(16, np.int64)
         self._counts = np.zeros(16, np.int64)
         self._chunk_indexes: list[ChunkIndex] = []
@@ -184,13 +185,21 @@ class McapWriter:
         self._pos += len(data)
 
     def _new_chunk(self) -> None:
-        self._parts: list[bytes] = []
-        self._size = 0
+        self._size = 0  # bytes of records in the open chunk: self._buf[:self._size]
         self._ix_ch: list[np.ndarray] = []
         self._ix_t: list[np.ndarray] = []
         self._ix_off: list[np.ndarray] = []
         self._one: list[int] = []  # (channel, time, offset) of the messages added one by one
         self._t0 = self._t1 = -1
+
+    def _room(self, n: int) -> np.ndarray:
+        """The next ``n`` bytes of the open chunk: a view to fill (the buffer grows for a big message)."""
+        end = self._size + n
+        if end > len(self._buf):
+            buf = np.empty(max(end, 2 * len(self._buf)), np.uint8)
+            buf[:self._size] = self._buf[:self._size]
+            self._buf = buf
+        return self._buf[self._size:end]
 
     def _grow(self, n: int) -> None:
         if n > len(self._seq):
@@ -224,9 +233,10 @@ class McapWriter:
         self._counts[channel] += 1
         head = struct.pack("<BQHIQQ", 0x05, 22 + len(data), channel, seq & 0xFFFFFFFF, log_time, log_time)
         self._one.extend((channel, log_time, self._size))
-        self._parts.append(head)
-        self._parts.append(bytes(data))
-        self._size += MESSAGE_HEADER + len(data)
+        rec = self._room(MESSAGE_HEADER + len(data))
+        rec[:MESSAGE_HEADER] = np.frombuffer(head, np.uint8)
+        rec[MESSAGE_HEADER:] = np.frombuffer(data, np.uint8)
+        self._size += len(rec)
         self._times(log_time, log_time)
 
     def add_batch(self, channels: np.ndarray, log_times: np.ndarray, payloads: np.ndarray) -> None:
@@ -237,7 +247,7 @@ class McapWriter:
             return
         ch = np.asarray(channels, np.int64)
         t = np.asarray(log_times, np.int64)
-        rec = np.empty((n, MESSAGE_HEADER + size), np.uint8)
+        rec = self._room(n * (MESSAGE_HEADER + size)).reshape(n, MESSAGE_HEADER + size)
         rec[:, MESSAGE_HEADER:] = payloads
         rec[:, 0] = 0x05
         rec[:, 1:9].view("<u8")[:, 0] = 22 + size
@@ -250,7 +260,6 @@ class McapWriter:
         self._ix_ch.append(ch)
         self._ix_t.append(t)
         self._ix_off.append(self._size + np.arange(n, dtype=np.int64) * (MESSAGE_HEADER + size))
-        self._parts.append(rec.tobytes())
         self._size += rec.size
         self._times(int(t[0]), int(t[-1])) if n == 1 or (t == t[0]).all() else self._times(int(t.min()),
                                                                                              int(t.max()))
@@ -266,7 +275,7 @@ class McapWriter:
         self._ix_ch.append(ch)
         self._ix_t.append(np.full(n, log_time, np.int64))
         self._ix_off.append(self._size + block.offsets)
-        self._parts.append(block.buf.tobytes())
+        self._room(block.buf.size)[:] = block.buf
         self._size += block.buf.size
         self._times(log_time, log_time)
 
@@ -282,14 +291,14 @@ class McapWriter:
 
     # ------------------------------------------------------------------ chunks
     def _close_chunk(self) -> None:
-        if not self._parts:
+        if not self._size:
             return
-        data = b"".join(self._parts)
+        data = self._buf[:self._size]  # compressed and checksummed in place
         packed = self._compress(data)
         start = self._pos
         chunk = _record(Chunk(compression=self.compression, data=packed, message_start_time=self._t0,
                               message_end_time=self._t1, uncompressed_crc=zlib.crc32(data),
-                              uncompressed_size=len(data)))
+                              uncompressed_size=self._size))
         self._write(chunk)
         one = np.array(self._one, np.int64).reshape(-1, 3)
         ch = np.concatenate([*self._ix_ch, one[:, 0]])
@@ -304,7 +313,7 @@ class McapWriter:
         self._chunk_indexes.append(ChunkIndex(
             message_start_time=self._t0, message_end_time=self._t1, chunk_start_offset=start,
             chunk_length=len(chunk), message_index_offsets=offsets, message_index_length=self._pos - index_start,
-            compression=self.compression, compressed_size=len(packed), uncompressed_size=len(data)))
+            compression=self.compression, compressed_size=len(packed), uncompressed_size=self._size))
         self._new_chunk()
 
     def flush(self) -> None:
