@@ -70,6 +70,10 @@ setup(
         ],
         # `mvsim plot-trajectory` (mvsim_core/io/trajectory_plot.py); imported only when a figure is drawn
         "plot": ["matplotlib>=3.8"],
+        # Gymnasium environments (mvsim_core/gym); PettingZoo's parallel API for several vehicles
+        "gym": ["gymnasium>=1.0", "pettingzoo>=1.24"],
+        # `mvsim sweep` (mvsim_core/sweep): runs on Ray, results in Parquet, a progress bar
+        "sweep": ["ray>=2.40", "pyarrow>=15", "tqdm>=4.66", "gymnasium>=1.0"],
     },
     zip_safe=True,
     maintainer="mvsim_ros2 developers",

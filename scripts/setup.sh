@@ -43,7 +43,7 @@ fi
   echo "setup: Python >= 3.10 is needed; set PYTHON=/path/to/python3.x" >&2; exit 1; }
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip
-"$VENV/bin/python" -m pip install -q --disable-pip-version-check -e ".[test,plot]"
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check -e ".[test,plot,gym,sweep]"
 # ROS 2 for the bridge node: the system's when sourced, else PyPI wheels + generated tf2_msgs/ackermann_msgs
 VENV="$VENV" bash scripts/setup_ros.sh
 inputs_hash > "$STAMP"
