@@ -49,7 +49,7 @@ MESSAGE_HEADER = 31  # opcode 1 + length 8 + channel 2 + sequence 4 + log_time 8
 COMPRESSIONS = ("zstd", "lz4", "")
 
 
-def _compressor(name: str) -> Callable[[bytes], bytes]:
+def _compressor(name: str) -> Callable[[memoryview], bytes]:
     if name == "zstd":
         import zstandard
 
@@ -293,7 +293,7 @@ class McapWriter:
     def _close_chunk(self) -> None:
         if not self._size:
             return
-        data = self._buf[:self._size]  # compressed and checksummed in place
+        data = self._buf[:self._size].data  # a memoryview: compressed and checksummed in place
         packed = self._compress(data)
         start = self._pos
         chunk = _record(Chunk(compression=self.compression, data=packed, message_start_time=self._t0,
