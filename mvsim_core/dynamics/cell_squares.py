@@ -3,11 +3,16 @@
 Occupancy-grid obstacles (:mod:`.grid_obstacles`) and terrain steps (:mod:`.terrain_obstacles`) both keep, per moving
 body, the set of cells near it, and one square fixture per cell in the union of those sets. A cell's fixture is made
 when the first body needs it and destroyed when the last one leaves it: a reference count per cell.
+
+Squares are made and destroyed in ascending cell order, not in the order the sets happen to iterate (which depends
+on how each set was built): the order of Box2D's fixture list and broad-phase ids follows from it, and with it the
+order in which contacts are found, so a run that goes on from a snapshot (whose sets are rebuilt) makes them in the
+same order as the run that was captured.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 
@@ -25,18 +30,36 @@ def swap_cell_squares(body: Any, fixtures: dict[int, Any], refcount: dict[int, i
         center: cell key -> world (x, y) of its centre (m).
         friction, restitution: of new squares.
     """
-    for c in old - new:
+    for c in sorted(old - new):
         left = refcount[c] - 1
         if left:
             refcount[c] = left
         else:
             del refcount[c]
             body.DestroyFixture(fixtures.pop(c))
-    for c in new - old:
+    for c in sorted(new - old):
         if c in refcount:
             refcount[c] += 1
             continue
         refcount[c] = 1
-        cx, cy = center(c)
-        fixtures[c] = body.CreatePolygonFixture(box=(half, half, (cx, cy), 0.0), friction=friction,
-                                                restitution=restitution)
+        fixtures[c] = _square(body, c, half, center, friction, restitution)
+
+
+def restore_cell_squares(body: Any, fixtures: dict[int, Any], cells: Sequence[int], half: float,
+                         center: Callable[[int], tuple[float, float]], friction: float, restitution: float) -> None:
+    """Make ``fixtures`` hold a square for exactly ``cells``, in that order (a snapshot being restored): squares of
+    other cells are destroyed, missing ones made (as :func:`swap_cell_squares` makes them), the others kept. The
+    order of the squares in Box2D's fixture list is set afterwards by :mod:`.box2d_state`."""
+    wanted = set(cells)
+    for c in [c for c in fixtures if c not in wanted]:
+        body.DestroyFixture(fixtures.pop(c))
+    made = {c: fixtures.get(c) or _square(body, c, half, center, friction, restitution) for c in cells}
+    fixtures.clear()
+    fixtures.update(made)
+
+
+def _square(body: Any, cell: int, half: float, center: Callable[[int], tuple[float, float]], friction: float,
+            restitution: float) -> Any:
+    """A new axis-aligned square fixture of half side ``half`` (m) centred on ``cell``."""
+    cx, cy = center(cell)
+    return body.CreatePolygonFixture(box=(half, half, (cx, cy), 0.0), friction=friction, restitution=restitution)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from mvsim_core.dynamics.cell_squares import swap_cell_squares
+from mvsim_core.dynamics.cell_squares import restore_cell_squares, swap_cell_squares
 
 GRID_OCCUPIED = 0.5
 """Cells whose occupancy probability is above this are obstacles."""
@@ -131,3 +131,17 @@ class GridObstacles:
             self.near[k] = new
             swap_cell_squares(self.body, self.fixtures, self.refcount, old, new, h, self.cell_center, self.friction,
                               self.restitution)
+
+    def save_state(self) -> dict[str, Any]:
+        """What :meth:`update` carries from one call to the next, for a world snapshot: the cells that have a square
+        (in order), their reference counts, each moving body's cells and the cell it was in."""
+        return {"cells": list(self.fixtures), "refcount": dict(self.refcount), "near": [sorted(s) for s in self.near],
+                "last_cells": None if self.last_cells is None else self.last_cells.copy()}
+
+    def restore_state(self, saved: dict[str, Any]) -> None:
+        """Go back to a :meth:`save_state` result: squares are made or destroyed so that the same cells have one."""
+        restore_cell_squares(self.body, self.fixtures, saved["cells"], GRID_HALF_WIDTH * self.resolution,
+                             self.cell_center, self.friction, self.restitution)
+        self.refcount = dict(saved["refcount"])
+        self.near = [set(s) for s in saved["near"]]
+        self.last_cells = None if saved["last_cells"] is None else saved["last_cells"].copy()

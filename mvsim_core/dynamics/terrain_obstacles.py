@@ -65,7 +65,7 @@ import numpy as np
 from numba import njit
 
 import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
-from mvsim_core.dynamics.cell_squares import swap_cell_squares
+from mvsim_core.dynamics.cell_squares import restore_cell_squares, swap_cell_squares
 from mvsim_core.dynamics.outline_band import band_discs, band_samples
 from mvsim_core.geometry.rotation_kernels import rotation_entries
 
@@ -415,6 +415,22 @@ class TerrainObstacles:
         for s in self.near:
             s.clear()
         self._last[:] = np.nan
+
+    def save_state(self) -> dict[str, Any]:
+        """What :meth:`update` carries from one call to the next, for a world snapshot: the cells that have a square
+        (in order), their reference counts, each vehicle's wall cells, where each band was last evaluated, and the
+        evaluation count."""
+        return {"cells": list(self.fixtures), "refcount": dict(self.refcount), "near": [sorted(s) for s in self.near],
+                "last": self._last.copy(), "evaluations": self.evaluations}
+
+    def restore_state(self, saved: dict[str, Any]) -> None:
+        """Go back to a :meth:`save_state` result: squares are made or destroyed so that the same cells have one."""
+        restore_cell_squares(self.body, self.fixtures, saved["cells"], HALF_SIZE, cell_center, OBSTACLE_FRICTION,
+                             OBSTACLE_RESTITUTION)
+        self.refcount = dict(saved["refcount"])
+        self.near = [set(s) for s in saved["near"]]
+        np.copyto(self._last, saved["last"])
+        self.evaluations = int(saved["evaluations"])
 
     # ------------------------------------------------------------------ internals
     def _evaluate(self, which: np.ndarray, state: np.ndarray, z: np.ndarray, pitch: np.ndarray,
