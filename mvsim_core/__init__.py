@@ -16,15 +16,18 @@ from mvsim_core.errors import (
     ControllerError,
     ExpressionError,
     MvsimError,
+    SnapshotError,
     StateValueError,
     WorldFileError,
 )
 from mvsim_core.loader import load_world
 from mvsim_core.world import World
+from mvsim_core.world_state import WorldState
 from mvsim_core.xml.limits import LoadLimits
 
 __all__ = ["load_world", "World", "MvsimError", "WorldFileError", "ControllerError", "CommandValueError",
-           "StateValueError", "CommandLimits", "ExpressionError", "AssetError", "LoadLimits"]
+           "StateValueError", "CommandLimits", "ExpressionError", "AssetError", "LoadLimits",
+           "WorldState", "SnapshotError"]
 __version__ = "0.1.0"
 
 # a library does not print: warnings go to World.warnings and to this logger, which the application configures

@@ -145,3 +145,8 @@ class StateValueError(MvsimError, ValueError):
 
     def __reduce__(self):
         return (type(self), (self.verb, self.name, self.field, self.value, self.bound, self.unit))
+
+
+class SnapshotError(MvsimError):
+    """A world snapshot cannot be taken or restored exactly (``World.snapshot`` / ``World.restore``): a world that
+    does not hold the snapshot's objects, or a Box2D build whose memory layout is not the expected one."""

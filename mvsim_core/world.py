@@ -11,6 +11,7 @@ Simulation time is the only clock here: :meth:`World.run` advances as fast as th
 
 from __future__ import annotations
 
+import logging
 import math
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator
@@ -39,6 +40,9 @@ if TYPE_CHECKING:
     from mvsim_core.objects.marker import Marker
     from mvsim_core.sensors.base import Sensor
     from mvsim_core.sensors.scheduler import SensorScheduler
+    from mvsim_core.world_state import WorldState
+
+log = logging.getLogger("mvsim_core.world")
 
 AUTO_TIMESTEP_MAX = 0.005  # s: the automatic step is min(5 ms, shortest sensor period)
 
@@ -739,6 +743,44 @@ class World:
         obj.state_pose = None
         if isinstance(obj, Block):
             obj.collision = obj.had_collision = False
+
+    # ------------------------------------------------------------------ snapshots
+    def snapshot(self) -> WorldState:
+        """Everything that evolves in the world now, as plain data that pickles (:mod:`mvsim_core.world_state`):
+        clock, random generator, bodies (Box2D's own state, contacts included), wheels, controllers and their PID
+        state, odometry, collision flags, animations, sensors' observations, histories and schedule. Later steps do
+        not change it. Starts the world when it has not started.
+
+        Raises:
+            SnapshotError: this Box2D build's memory layout is not the expected one (or ``MVSIM_BOX2D_RAW=0``).
+            MvsimError: called inside :meth:`batch`.
+        """
+        from mvsim_core import world_state
+
+        with self.step_guard or nullcontext():
+            if self._batch is not None:
+                raise MvsimError("world.snapshot() inside world.batch(): leave the batch first")
+            return world_state.capture(self)
+
+    def restore(self, state: WorldState) -> None:
+        """Go back to ``state`` (from :meth:`snapshot` of this world, or of another World loaded from the same file,
+        e.g. in another process): the run then goes on bit for bit as it went on from the snapshot. ``state`` is not
+        changed and can be restored again. Step listeners, loggers and ``sensor_scheduler.enabled`` go on as they
+        are.
+
+        Raises:
+            SnapshotError: the world does not hold the snapshot's vehicles, blocks, actors or sensors (the message
+                names the difference; nothing changes), or the Box2D layout is not the expected one.
+            MvsimError: called inside :meth:`batch`.
+        """
+        from mvsim_core import world_state
+
+        with self.step_guard or nullcontext():
+            if self._batch is not None:
+                raise MvsimError("world.restore() inside world.batch(): leave the batch first")
+            missing = world_state.restore(self, state)
+        if missing:
+            log.info("restore: %d Box2D contact(s) that were about to end could not be made again", missing)
 
     # ------------------------------------------------------------------ report
     def summary(self) -> str:

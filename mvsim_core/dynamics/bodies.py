@@ -567,6 +567,39 @@ class Bodies:
             self._batches.clear()
         return True
 
+    # ------------------------------------------------------------------ snapshots (World.snapshot / World.restore)
+    def save_state(self) -> dict[str, Any]:
+        """The fixtures that come and go while running, for a world snapshot: each vehicle's wheel yaws (rad, the
+        boxes' current turn) and each occupancy grid's squares. The Box2D state itself is captured by
+        :mod:`.box2d_state` (:attr:`joint_list` tells it the joints)."""
+        return {"wheel_yaws": {n: y.copy() for n, y in self._wheel_yaws.items()},
+                "grids": [g.save_state() for g in self.grids]}
+
+    def restore_fixtures(self, saved: dict[str, Any]) -> None:
+        """Make the wheel boxes and grid squares those of a :meth:`save_state` result (boxes whose yaw differs at
+        all are made anew, as :meth:`set_wheel_yaws` makes them), before :mod:`.box2d_state` writes the rest."""
+        for name, want in saved["wheel_yaws"].items():
+            old = self._wheel_yaws[name]
+            body, fixtures, wheels = self.vehicle_bodies[name], self._wheel_fixtures[name], self._wheels[name]
+            for i in np.flatnonzero(old != want).tolist():
+                body.DestroyFixture(fixtures[i])
+                fixtures[i] = wheel_fixture(body, wheels[i], float(want[i]))
+                old[i] = want[i]
+        for g, gs in zip(self.grids, saved["grids"], strict=True):
+            g.restore_state(gs)
+
+    def restored(self) -> None:
+        """After :mod:`.box2d_state` rewrote the bodies: read the centres of mass again (the plain path's cache)."""
+        for name in self.moving:
+            self._local_center[name] = np.array(self._body(name).localCenter.tuple, dtype=np.float64)
+        self._batches.clear()
+
+    @property
+    def joint_list(self) -> list[Any]:
+        """Every Box2D joint of the world, in a fixed order (the order they were made in; a joint made anew by
+        :meth:`restart` takes its predecessor's place)."""
+        return [j for j, _, _ in self._joint_defs]
+
     def wheel_fixtures(self, name: str) -> list[Any]:
         """The wheel box fixtures of vehicle ``name``, in wheel order."""
         return list(self._wheel_fixtures[name])

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 from numba import njit
@@ -181,6 +182,9 @@ class KeyframeTracks:
         period: (N,) each track's period (s): its last keyframe time minus ``loop_from`` (0: it never repeats).
         last_poses, last_jump: the arrays :meth:`poses` and :meth:`advance` write into (reused by every call).
     """
+
+    SNAPSHOT: ClassVar[tuple[str, ...]] = ("_out", "_jump")
+    """The arrays that change while running (``last_poses`` and ``last_jump``; a world snapshot saves them)."""
 
     def __init__(self, tracks: Sequence[tuple[Sequence[float], Sequence]],
                  loop_from: Sequence[float] | None = None) -> None:

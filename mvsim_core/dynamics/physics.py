@@ -45,6 +45,10 @@ if TYPE_CHECKING:
     from mvsim_core.world import World
 
 RUNAWAY_SPEED = 1000.0  # m/s or rad/s: beyond this a body is considered to have blown up
+SNAPSHOT_ARRAYS = ("state", "twist", "odometry", "odo_prev", "odo_mult", "z", "pitch", "roll", "forces", "com",
+                   "faulty", "anim_poses", "_anim_awake", "_anim_stale", "_anim_change", "_dyn_xy")
+"""The arrays of :class:`Physics` a snapshot saves: the vehicles' state rows, odometry and the pose it integrates
+from, terrain attitude, last forces, centres of mass, the animated bodies' poses and sleep bookkeeping."""
 
 
 class SimulationError(MvsimError):
@@ -339,6 +343,63 @@ class Physics:
         alive = set(self.bodies.vehicle_bodies) | set(self.bodies.block_bodies)
         self._colliding = {n for n in old._colliding if n in alive and n not in skip}
         self.steps = old.steps
+
+    # ------------------------------------------------------------------ snapshots (World.snapshot / World.restore)
+    def save_state(self) -> dict[str, Any]:
+        """Everything this physics carries from one step to the next, as plain data (copies): the arrays of
+        :data:`SNAPSHOT_ARRAYS`, the wheel arrays, the twist-PID batch, the animation tracks, the step count and
+        collision set, the fixtures that come and go (wheel boxes, grid and terrain squares) and the Box2D world
+        itself, exactly (:mod:`mvsim_core.dynamics.box2d_state`).
+
+        Raises:
+            SnapshotError: this Box2D build's memory layout is not the expected one.
+        """
+        from mvsim_core.dynamics.box2d_state import capture
+        from mvsim_core.dynamics.state_arrays import save_arrays
+
+        return {
+            "arrays": save_arrays(self, SNAPSHOT_ARRAYS),
+            "wheels": save_arrays(self.wheels, self.wheels.SNAPSHOT),
+            "pid": None if self.pid_batch is None else save_arrays(self.pid_batch, self.pid_batch.SNAPSHOT),
+            "tracks": save_arrays(self.tracks, self.tracks.SNAPSHOT),
+            "anim_next": None if self._anim_next is None else self._anim_next.copy(),
+            "steps": self.steps,
+            "colliding": sorted(self._colliding),
+            "bodies": self.bodies.save_state(),
+            "terrain_obstacles": self.terrain_obstacles.save_state(),
+            "box2d": capture(self.bodies.b2world, self.bodies.joint_list),
+        }
+
+    def restore_state(self, saved: dict[str, Any]) -> int:
+        """Go back to a :meth:`save_state` result of this physics or of one built from the same objects (another
+        process included); ``saved`` is not changed. The fixtures that come and go are made what they were, then
+        the Box2D world is rewritten and the arrays copied back in place.
+
+        Returns:
+            The number of Box2D contacts that could not be made again (see
+            :func:`~mvsim_core.dynamics.box2d_state.restore`; usually 0).
+
+        Raises:
+            SnapshotError: the snapshot holds other arrays or another Box2D world (other objects).
+        """
+        from mvsim_core.dynamics.box2d_state import restore
+        from mvsim_core.dynamics.state_arrays import restore_arrays
+
+        self.bodies.restore_fixtures(saved["bodies"])
+        self.terrain_obstacles.restore_state(saved["terrain_obstacles"])
+        missing = restore(self.bodies.b2world, saved["box2d"], self.bodies.joint_list)
+        self.bodies.restored()
+        restore_arrays(self, saved["arrays"])
+        restore_arrays(self.wheels, saved["wheels"])
+        if self.pid_batch is not None:
+            restore_arrays(self.pid_batch, saved["pid"])
+        restore_arrays(self.tracks, saved["tracks"])
+        self._anim_next = None if saved["anim_next"] is None else saved["anim_next"].copy()
+        self.steps = int(saved["steps"])
+        self._colliding = set(saved["colliding"])
+        if self.moving_planes:
+            self.terrain.refresh_planes()
+        return missing
 
     # ------------------------------------------------------------------ the stages of a step
     def animate(self, t: float, dt: float) -> None:

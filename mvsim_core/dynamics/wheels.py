@@ -8,6 +8,7 @@ the vehicle frame (x forward, y left). Units: m, rad, kg, N, N·m, rad/s.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 
@@ -36,6 +37,10 @@ class WheelArrays:
         fx, fy: last friction force on the vehicle at each wheel, vehicle frame (N).
         vx, vy: last velocity of each wheel centre, vehicle frame (m/s).
     """
+
+    SNAPSHOT: ClassVar[tuple[str, ...]] = ("omega", "phi", "torque", "k_motor", "fz", "slope_x", "slope_y", "fx", "fy",
+                                           "vx", "vy", "yaw", "params")
+    """The arrays that change while running (a world snapshot saves them)."""
 
     def __init__(self, vehicles: Sequence, gravity: float) -> None:
         counts = [len(v.wheels) for v in vehicles]

@@ -19,6 +19,7 @@ and images rendered in batches); :attr:`Sensor.last` holds the latest observatio
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
@@ -154,6 +155,15 @@ class Sensor:
         """Forget everything measured (:attr:`last` None) and start afresh as at simulated time ``t`` (s): classes
         with a history (the IMU's previous velocity and noise biases) clear it (``World.reset``, spawning)."""
         self.last = None
+
+    def save_state(self) -> dict[str, Any]:
+        """What the sensor carries from one sample to the next, as plain data (a copy), for a world snapshot: the
+        latest observation; classes with a history (the IMU) add theirs."""
+        return {"last": copy.deepcopy(self.last)}
+
+    def restore_state(self, saved: dict[str, Any]) -> None:
+        """Go back to a :meth:`save_state` result (copied: ``saved`` is not changed, and can be restored again)."""
+        self.last = copy.deepcopy(saved["last"])
 
     def shift_clock(self, dt: float) -> None:
         """The simulated clock jumped by ``dt`` seconds while the world went on (a reset of the time only): classes

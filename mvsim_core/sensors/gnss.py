@@ -30,6 +30,7 @@ geodetic → UTM by Krüger's series to order n⁴ (sub-millimetre within a zone
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -234,6 +235,16 @@ class Gnss(Sensor):
 
     def details(self) -> str:
         return f"σh {self.params['horizontal_std_noise']:g} m, σv {self.params['vertical_std_noise']:g} m"
+
+    def save_state(self) -> dict[str, Any]:
+        """As :meth:`Sensor.save_state`, with the latest sample without a fix (:attr:`last_no_fix`)."""
+        out = super().save_state()
+        out["last_no_fix"] = copy.deepcopy(self.last_no_fix)
+        return out
+
+    def restore_state(self, saved: dict[str, Any]) -> None:
+        super().restore_state(saved)
+        self.last_no_fix = copy.deepcopy(saved["last_no_fix"])
 
     # ------------------------------------------------------------------ simulation
     def sample(self, ctx: Any, t: float) -> GnssFix | None:

@@ -109,6 +109,20 @@ class Imu(Sensor):
         self.noise.reset()
         self._reset_history(t)
 
+    def save_state(self) -> dict[str, Any]:
+        """As :meth:`Sensor.save_state`, with the motion history (time, sensor-point velocity and attitude of the
+        previous sample, which the finite differences use) and the noise biases (random walks)."""
+        out = super().save_state()
+        out.update(prev_t=self._prev_t, prev_u=self._prev_u, prev_tilt=self._prev_tilt,
+                   gyro_bias=self.noise.gyro_bias.copy(), accel_bias=self.noise.accel_bias.copy())
+        return out
+
+    def restore_state(self, saved: dict[str, Any]) -> None:
+        super().restore_state(saved)
+        self._prev_t, self._prev_u, self._prev_tilt = saved["prev_t"], saved["prev_u"], saved["prev_tilt"]
+        self.noise.gyro_bias[:] = saved["gyro_bias"]
+        self.noise.accel_bias[:] = saved["accel_bias"]
+
     def shift_clock(self, dt: float) -> None:
         """Move the time of the previous sample with a clock jump of ``dt`` s."""
         self._prev_t += dt

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mvsim_core.dynamics.state_arrays import restore_arrays
 from mvsim_core.geometry.rotations import compose_rt, rotations
 
 if TYPE_CHECKING:
@@ -150,6 +151,16 @@ class SensorScheduler:
         self.due_at += dt
         for s in self.sensors:
             s.shift_clock(dt)
+
+    # ------------------------------------------------------------------ snapshots (World.snapshot / World.restore)
+    def save_state(self) -> dict[str, Any]:
+        """The schedule, for a world snapshot: each sensor's last sample time and due time (s), the run count."""
+        return {"last": self.last.copy(), "due_at": self.due_at.copy(), "runs": self.runs}
+
+    def restore_state(self, saved: dict[str, Any]) -> None:
+        """Go back to a :meth:`save_state` result of a scheduler of the same sensors (copied in place)."""
+        restore_arrays(self, {"last": saved["last"], "due_at": saved["due_at"]})
+        self.runs = int(saved["runs"])
 
     def carry_over(self, old: SensorScheduler, t: float) -> None:
         """Continue the schedule of ``old`` (this world's scheduler before objects were added or removed): sensors

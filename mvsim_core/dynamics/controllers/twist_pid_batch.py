@@ -7,6 +7,8 @@ does not cover (reference filter, feed-forward, derivative filter, anti-windup).
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from numba import njit
 
@@ -86,6 +88,10 @@ class TwistPidBatch:
         members: (vehicle index, vehicle) pairs.
         start: wheel offsets per vehicle (``WheelArrays.start``).
     """
+
+    SNAPSHOT: ClassVar[tuple[str, ...]] = ("sp", "integ", "prev", "first", "out", "slope")
+    """The arrays that change while running: setpoints, integrals, previous errors, first-step flags, last outputs
+    and slopes (a world snapshot saves them)."""
 
     def __init__(self, members: list, start: np.ndarray, radius: np.ndarray) -> None:
         self.members = members
