@@ -21,8 +21,12 @@ the same sensors; otherwise :func:`restore` raises :class:`~mvsim_core.errors.Sn
 and changes nothing. A world that spawned or removed objects since the snapshot can go back to its original set with
 ``world.reset(state=False, time=False)`` first, when the snapshot was taken with that set.
 
-Cost, measured on the dev machine (2 shared cores, Python 3.11; median of 200): see the README section "Snapshot and
-restore" and ``tests/mvsim_core/test_world_snapshot.py``.
+Cost (``benchmarks/bench_snapshot.py``; dev machine, 2 shared cores, Python 3.11, median of 200 calls, after 500
+steps): one differential robot with a 181-ray lidar and an IMU in a walled 4 m room, 5 ms steps, pressed against a
+wall: ``snapshot()`` 0.6 ms, ``restore()`` 0.6 ms (0.7–1.9 ms the first time into a world just loaded), 10 KiB
+pickled; ``reset()`` takes 3–7 ms there. ``worlds/demo.world.xml`` with 4700 occupancy-grid squares near its two
+robots: ``snapshot()`` 2.4–4 ms, ``restore()`` 2.4–2.8 ms (~40 ms the first time into a new world, which makes the
+squares), 1 MiB pickled (mostly Box2D's broad-phase tree).
 """
 
 from __future__ import annotations

@@ -50,6 +50,8 @@ def restore_cell_squares(body: Any, fixtures: dict[int, Any], cells: Sequence[in
     """Make ``fixtures`` hold a square for exactly ``cells``, in that order (a snapshot being restored): squares of
     other cells are destroyed, missing ones made (as :func:`swap_cell_squares` makes them), the others kept. The
     order of the squares in Box2D's fixture list is set afterwards by :mod:`.box2d_state`."""
+    if len(fixtures) == len(cells) and list(fixtures) == list(cells):
+        return
     wanted = set(cells)
     for c in [c for c in fixtures if c not in wanted]:
         body.DestroyFixture(fixtures.pop(c))
