@@ -31,6 +31,7 @@ from mvsim_core.xml.context import CURRENT_DIR_VAR, ParseContext
 from mvsim_core.xml.flow import Walker, expanded
 from mvsim_core.xml.limits import LoadLimits
 from mvsim_core.xml.node import XmlNode
+from mvsim_core.xml.overrides import Overrides, OverrideValue
 from mvsim_core.xml.params import parse_value, read_params, warn_unknown_children
 from mvsim_core.xml.parser import parse_text, read_text_file
 
@@ -40,7 +41,9 @@ _WORLD_PARAM = {p.name: p for p in WORLD_PARAMS}
 
 
 def load_world(path: str | os.PathLike[str], *, seed: int = 0, allow_shell: bool = False,
-               env: Mapping[str, str] | None = None, limits: LoadLimits | None = None) -> World:
+               env: Mapping[str, str] | None = None, limits: LoadLimits | None = None,
+               variables: Mapping[str, OverrideValue] | None = None,
+               include_params: Mapping[str, Mapping[str, OverrideValue]] | None = None) -> World:
     """Load a world file.
 
     Args:
@@ -50,9 +53,15 @@ def load_world(path: str | os.PathLike[str], *, seed: int = 0, allow_shell: bool
         env: environment for ``$env{}`` and included-file fallbacks (default: ``os.environ``).
         limits: expansion limits (loop iterations, value length, includes, nesting; :mod:`mvsim_core.xml.limits`);
             default: the built-in ones, each overridable by its ``MVSIM_MAX_*`` variable in ``env``.
+        variables: world variables set from outside, name -> value: they win over the file's ``<variable>`` of the
+            same name (:mod:`mvsim_core.xml.overrides`), e.g. ``{"mu": 0.3}``.
+        include_params: ``<include>`` parameters set from outside, file pattern -> {parameter -> value}, e.g.
+            ``{"lidar2d.sensor.xml": {"noise": 0.05}}``.
 
     Raises:
-        WorldFileError: with the file and line of the first problem.
+        WorldFileError: with the file and line of the first problem;
+            :class:`~mvsim_core.xml.overrides.OverrideError` (a WorldFileError) for a variable or include parameter
+            that the world never uses.
     """
     import mvsim_core.elements  # noqa: F401  (registers element classes)
     import mvsim_core.objects.vehicles  # noqa: F401  (registers dynamics classes)
@@ -62,8 +71,10 @@ def load_world(path: str | os.PathLike[str], *, seed: int = 0, allow_shell: bool
     shown = str(path)
     text = read_text_file(p, shown_as=shown)
     environ = dict(os.environ if env is None else env)
+    overrides = Overrides.of(variables, include_params)
     ctx = ParseContext(env=environ, rng=WorldRandom(seed), allow_shell=allow_shell,
-                       limits=limits or LoadLimits.from_env(environ))
+                       limits=limits or LoadLimits.from_env(environ), overrides=overrides)
+    ctx.variables.update(overrides.variables)
     if not text.strip():
         raise WorldFileError(shown, 1, "empty file; a world file holds one <mvsim_world> element")
     roots = parse_text(text, shown, warn=ctx.warn_at, max_depth=ctx.limits.nesting_depth)
@@ -81,7 +92,9 @@ def load_world(path: str | os.PathLike[str], *, seed: int = 0, allow_shell: bool
         raise ctx.error(root, f"bad version=\"{version}\"; write it as major.minor, e.g. version=\"1.0\"",
                         attr="version")
     ctx.variables[CURRENT_DIR_VAR] = str(p.resolve().parent)
-    return _Loader(ctx, p).load(root)
+    world = _Loader(ctx, p).load(root)
+    overrides.check_used(shown)
+    return world
 
 
 SPAWN_SOURCE = "<spawn request>"

@@ -17,6 +17,7 @@ from mvsim_core.errors import WorldFileError
 from mvsim_core.rng import WorldRandom
 from mvsim_core.xml.limits import LoadBudget, LoadLimits
 from mvsim_core.xml.node import XmlNode
+from mvsim_core.xml.overrides import Overrides
 from mvsim_core.xml.substitution import LITERAL_DOLLAR, SubstitutionError, substitute_value
 
 log = logging.getLogger("mvsim_core.world")
@@ -39,6 +40,7 @@ class ParseContext:
         counters: per-prefix counters for default names.
         limits: expansion limits of this load (:mod:`mvsim_core.xml.limits`).
         budget: what this load has used of them (made from ``limits``).
+        overrides: variables and include parameters set from outside the file (:mod:`mvsim_core.xml.overrides`).
     """
 
     variables: dict[str, str] = field(default_factory=dict)
@@ -50,6 +52,7 @@ class ParseContext:
     counters: dict[str, int] = field(default_factory=dict)
     limits: LoadLimits = field(default_factory=LoadLimits)
     budget: LoadBudget = field(init=False, repr=False)
+    overrides: Overrides = field(default_factory=Overrides)
     _warned: set[str] = field(default_factory=set, repr=False)
     _dirs: dict[str, str] = field(default_factory=dict, repr=False)
 
@@ -111,6 +114,7 @@ class ParseContext:
         """
         if "$" not in raw and LITERAL_DOLLAR not in raw:
             return raw
+        self.overrides.note_text(raw)
         variables: dict[str, str] | Mapping[str, str] = self.variables
         if node.file and not node.file.startswith("<"):
             self.variables[CURRENT_DIR_VAR] = self._directory_of(node.file)

@@ -7,7 +7,8 @@ value of its counter and every ``$f{rand()}`` inside draws afresh on each iterat
 * ``<include file="p" a="v" .../>`` — ``p`` is relative to the including file. The included text goes through text
   substitution (include attributes, user variables, environment, ``|default``) and may hold several root elements;
   each is visited as if written in place. Cycles are reported with the chain of files.
-* ``<variable name="N" value="V"/>`` — defines or overwrites a global user variable.
+* ``<variable name="N" value="V"/>`` — defines or overwrites a global user variable (unless ``load_world`` was
+  given it: :mod:`mvsim_core.xml.overrides`).
 * ``<for var="i" from="a" to="b">`` — inclusive integer range; for each child, for each value (child-major order,
   as upstream).
 * ``<if condition="c">`` — visits its children when ``c`` is true: yes/true/on (any case) or a non-zero integer.
@@ -114,6 +115,8 @@ def read_included(path: Path, node: XmlNode, ctx: ParseContext, *, retain: froze
     for k, v in node.attrs.items():
         if k != "file":
             variables[k] = v
+    if ctx.overrides:
+        variables.update(ctx.overrides.for_include(key, text))
     variables[CURRENT_DIR_VAR] = str(Path(key).parent)
     try:
         text = substitute_text(text, variables, ctx.env, retain, max_length=ctx.budget.bytes_left())
@@ -134,7 +137,9 @@ def _define_variable(node: XmlNode, ctx: ParseContext) -> None:
     name = ctx.require_attr(node, "name")
     if "value" not in node.attrs:
         raise ctx.error(node, f"<variable name=\"{name}\"> needs a value=\"...\" attribute")
-    ctx.variables[name] = ctx.attr(node, "value", keep_literal=True) or ""
+    value = ctx.attr(node, "value", keep_literal=True) or ""
+    if not ctx.overrides.pins(name):  # a value set from outside stays (evaluated all the same: the same random draws)
+        ctx.variables[name] = value
 
 
 def _condition(node: XmlNode, ctx: ParseContext) -> bool:
