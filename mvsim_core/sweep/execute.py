@@ -111,8 +111,10 @@ def execute_run(spec: SweepSpec, run: Run, *, mcap: str | Path | None = None,
             for _ in range(min(per, total - done)):
                 world.step()
             done += per
+        measured: dict[str, Any] = {}
         for m in metrics:
-            row.update(m.result(world, ctx))
+            measured.update(m.result(world, ctx))
+        row.update(measured)  # all of them or none
     except RunTimeout as e:
         row["status"], row["error"] = "timeout", str(e)
     except Exception as e:  # noqa: BLE001 (a run that raises is a failed row; the sweep goes on)

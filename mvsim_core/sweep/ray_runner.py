@@ -21,7 +21,9 @@ from __future__ import annotations
 import logging
 import math
 import os
+import signal
 import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -91,6 +93,8 @@ def _init_ray(spec: SweepSpec, workers: int | None, address: str | None) -> bool
     if ray.is_initialized():
         return False
     runtime_env = {"env_vars": {"PYTHONPATH": worker_pythonpath(spec)}}
+    main_thread = threading.current_thread() is threading.main_thread()
+    on_term = signal.getsignal(signal.SIGTERM) if main_thread else None
     try:
         if address:
             ray.init(address=address, runtime_env=runtime_env, logging_level=logging.WARNING)
@@ -100,6 +104,8 @@ def _init_ray(spec: SweepSpec, workers: int | None, address: str | None) -> bool
     except (ConnectionError, ValueError, RuntimeError) as e:
         where = f"the Ray cluster at {address}" if address else "a local Ray instance"
         raise MvsimError(f"cannot start or reach {where}: {one_line(str(e))[:300]}") from None
+    if callable(on_term):  # Ray's driver takes SIGTERM over; the caller's handler (stop cleanly) comes back
+        signal.signal(signal.SIGTERM, on_term)
     return True
 
 
@@ -181,7 +187,7 @@ def run_sweep(spec: SweepSpec, out: str | Path, *, workers: int | None = None, a
             summary.init_s = time.monotonic() - t0
             slots = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
             _dispatch(spec, out, store, todo, slots, summary, progress, say)
-    except KeyboardInterrupt:
+    except BaseException:  # Ctrl-C, SIGTERM, an error of ours: what arrived is kept, the end line says so
         summary.interrupted = True
         raise
     finally:
@@ -242,7 +248,7 @@ def _dispatch(spec: SweepSpec, out: Path, store: ResultStore, todo: deque[Run], 
                     record(_failed_row(spec, run, "timeout", f"no result {spec.timeout:g} s (+ {GRACE_S:g} s) after "
                                                              f"it was handed to a worker; the worker was stopped",
                                        now - t))
-    except KeyboardInterrupt:
+    except BaseException:
         for ref in inflight:
             ray.cancel(ref, force=True)
         raise
