@@ -181,14 +181,18 @@ def run_sweep(spec: SweepSpec, out: str | Path, *, workers: int | None = None, a
     say(f"sweep {spec.path.name}: {len(runs)} runs, {summary.skipped} already done, {len(todo)} to run "
         f"(spec hash {spec.spec_hash}; results in {out})")
     started_ray = False
+    broken = False
     try:
         if todo:
             started_ray = _init_ray(spec, workers, address)
             summary.init_s = time.monotonic() - t0
             slots = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
             _dispatch(spec, out, store, todo, slots, summary, progress, say)
-    except BaseException:  # Ctrl-C, SIGTERM, an error of ours: what arrived is kept, the end line says so
+    except (KeyboardInterrupt, SystemExit):  # Ctrl-C, SIGTERM: what arrived is kept, the end line says so
         summary.interrupted = True
+        raise
+    except BaseException:  # Ray cannot start, an error of ours: what arrived is kept; the error says the rest
+        broken = True
         raise
     finally:
         store.close()
@@ -197,10 +201,11 @@ def run_sweep(spec: SweepSpec, out: str | Path, *, workers: int | None = None, a
         summary.rows = len(store.rows)
         summary.all_ok = len(store.done() & {r.run_id for r in runs}) == len(runs)
         summary.wall_s = time.monotonic() - t0
-        what = "interrupted" if summary.interrupted else "done"
-        say(f"sweep {what}: {summary.ran} runs in {summary.wall_s:.1f} s ({summary.ok} ok, {summary.failed} failed, "
-            f"{summary.timeout} timed out); {out}: {summary.rows} rows"
-            + ("; run the same command again to finish" if summary.interrupted else ""))
+        if not broken:
+            what = "interrupted" if summary.interrupted else "done"
+            say(f"sweep {what}: {summary.ran} runs in {summary.wall_s:.1f} s ({summary.ok} ok, {summary.failed} "
+                f"failed, {summary.timeout} timed out); {out}: {summary.rows} rows"
+                + ("; run the same command again to finish" if summary.interrupted else ""))
     return summary
 
 

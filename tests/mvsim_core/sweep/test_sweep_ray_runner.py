@@ -186,3 +186,21 @@ def test_killed_midway_then_rerun_completes_only_the_missing_runs(tmp_path):
     for rid, r in before.items():  # the runs done before the kill were not run again
         assert after[rid]["finished_at"] == r["finished_at"] and after[rid]["worker"] == r["worker"]
     assert not out.with_name(out.name + ".parts").exists()
+
+
+@pytest.mark.heavy
+def test_address_runs_on_an_existing_cluster(tmp_path, ray_session):
+    """``--address``: the sweep joins the Ray instance this test process started, and leaves it running."""
+    address = ray.get_runtime_context().gcs_address
+    p = tmp_path / "small.yaml"
+    p.write_text(f"world: {WORLD}\nduration: 0.5\nseeds: [0, 1, 2]\n")
+    env = {**os.environ, "MVSIM_OFFLINE": "1", "PYTHONPATH": os.pathsep.join(
+        [str(REPO), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))])}
+    r = subprocess.run([sys.executable, "-m", "mvsim_core.cli", "sweep", str(p), "--address", address, "--out",
+                        str(tmp_path / "small.parquet"), "--no-progress"], capture_output=True, text=True, env=env,
+                       timeout=180)
+    assert r.returncode == 0, r.stderr
+    assert "sweep done: 3 runs in" in r.stderr and "small.parquet: 3 rows" in r.stderr
+    rows = read_results(tmp_path / "small.parquet").to_pylist()
+    assert sorted(row["seed"] for row in rows) == [0, 1, 2] and {row["status"] for row in rows} == {"ok"}
+    assert ray.is_initialized() and ray.cluster_resources().get("CPU") == 2
