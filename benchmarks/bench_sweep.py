@@ -4,7 +4,8 @@ one process without Ray.
 
 Prints a Markdown table. Columns: wall = the whole sweep, Ray's start included (``ray.init`` of a fresh local
 instance, shut down after); runs = the sum of the runs' own wall time inside the workers (world load, the steps,
-control, metrics: the rows' ``wall_s``); overhead/run = (workers x (wall - ray.init) - runs) / number of runs: what
+control, metrics: the rows' ``wall_s``); CPU per run = the worker's CPU time in a run (``cpu_s``: below the run's wall
+time when other processes share the cores); overhead/run = (workers x (wall - ray.init) - runs) / number of runs: what
 each run costs beyond itself — handing it out, a fresh worker's start (imports, loading the compiled kernels from
 numba's cache), sending the row back, writing it to Parquet, and workers idle while the last runs finish.
 
@@ -37,13 +38,14 @@ from mvsim_core.sweep.spec import load_spec  # noqa: E402
 SPEC = REPO / "worlds" / "sweeps" / "friction.sweep.yaml"
 
 
-def in_process(spec) -> tuple[float, float]:
-    """(wall s, sum of the runs' wall_s) of every run in this process, after one untimed run (kernels loaded)."""
+def in_process(spec) -> dict[str, float]:
+    """Every run in this process, after one untimed run (kernels loaded)."""
     runs = list(expand(spec))
     execute_run(spec, runs[0])
     t = time.perf_counter()
-    total = sum(execute_run(spec, r)["wall_s"] for r in runs)
-    return time.perf_counter() - t, total
+    rows = [execute_run(spec, r) for r in runs]
+    wall = time.perf_counter() - t
+    return {"wall": wall, "runs": sum(r["wall_s"] for r in rows), "cpu": sum(r["cpu_s"] for r in rows) / len(rows)}
 
 
 def on_ray(spec, workers: int, out: Path) -> dict[str, float]:
@@ -54,7 +56,7 @@ def on_ray(spec, workers: int, out: Path) -> dict[str, float]:
     assert s.ran == len(rows) == spec.run_count and s.all_ok, (s, len(rows))
     runs = sum(r["wall_s"] for r in rows)
     n = len(rows)
-    return {"wall": wall, "init": s.init_s, "runs": runs, "mean": runs / n,
+    return {"wall": wall, "init": s.init_s, "runs": runs, "mean": runs / n, "cpu": sum(r["cpu_s"] for r in rows) / n,
             "overhead": (workers * (wall - s.init_s) - runs) / n,
             "first_load": statistics.mean(sorted(r["load_s"] for r in rows)[-workers:]),
             "load": statistics.median(r["load_s"] for r in rows)}
@@ -75,15 +77,17 @@ def main() -> None:
         f.unlink()
     print(f"{n} runs x {spec.duration:g} s simulated ({SPEC.name}); {os.cpu_count()} CPUs, load average "
           f"{os.getloadavg()[0]:.2f} at the start")
-    serial_wall, serial_runs = in_process(spec)
+    serial = in_process(spec)
     ray1 = on_ray(spec, 1, folder / "w1.parquet")
     ray2 = on_ray(spec, 2, folder / "w2.parquet")
     print()
-    print("| how | wall (s) | ray.init (s) | runs, sum (s) | mean run (s) | overhead/run (ms) | speed-up vs 1 worker |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    print(f"| one process, no Ray | {serial_wall:.1f} | – | {serial_runs:.1f} | {serial_runs / n:.3f} | – | – |")
+    print("| how | wall (s) | ray.init (s) | runs, sum (s) | mean run (s) | CPU per run (s) | overhead/run (ms) | "
+          "speed-up vs 1 worker |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print(f"| one process, no Ray | {serial['wall']:.1f} | – | {serial['runs']:.1f} | {serial['runs'] / n:.3f} | "
+          f"{serial['cpu']:.3f} | – | – |")
     for name, r in (("Ray, 1 worker", ray1), ("Ray, 2 workers", ray2)):
-        print(f"| {name} | {r['wall']:.1f} | {r['init']:.1f} | {r['runs']:.1f} | {r['mean']:.3f} | "
+        print(f"| {name} | {r['wall']:.1f} | {r['init']:.1f} | {r['runs']:.1f} | {r['mean']:.3f} | {r['cpu']:.3f} | "
               f"{1000 * r['overhead']:.0f} | {ray1['wall'] / r['wall']:.2f} |")
     print()
     print(f"world load + start in a worker: first run {ray2['first_load']:.2f} s (imports, kernels from the cache), "

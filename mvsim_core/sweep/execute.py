@@ -10,7 +10,8 @@ stopped from outside (:mod:`mvsim_core.sweep.ray_runner`).
 Row columns here: ``run_id``, ``status``, ``error``, ``seed``, the parameter columns, the metrics' columns,
 ``final_x``, ``final_y`` [m], ``final_yaw`` [rad], ``sim_time`` (simulated s reached), ``load_s`` (wall s to load and
 start the world), ``sim_s`` (wall s of the steps, control and metrics), ``wall_s`` (wall s of the whole run),
-``started_at``, ``finished_at`` (UTC), ``worker`` (host:pid) and ``mcap`` (the recording, relative to the results'
+``cpu_s`` (CPU s of the worker process during the run: below ``wall_s`` when the machine is shared), ``started_at``,
+``finished_at`` (UTC), ``worker`` (host:pid) and ``mcap`` (the recording, relative to the results'
 folder, or None).
 """
 
@@ -63,7 +64,7 @@ def execute_run(spec: SweepSpec, run: Run, *, mcap: str | Path | None = None,
     """
     from mvsim_core.loader import load_world
 
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     deadline = t0 + spec.timeout
     row: dict[str, Any] = {"run_id": run.run_id, "status": "ok", "error": None, "seed": run.seed}
     row.update(run.columns(spec))
@@ -134,6 +135,7 @@ def execute_run(spec: SweepSpec, run: Run, *, mcap: str | Path | None = None,
     row["load_s"] = load_s
     row["sim_s"] = math.nan if math.isnan(load_s) else end - sim_start
     row["wall_s"] = end - t0
+    row["cpu_s"] = time.process_time() - cpu0
     row["started_at"], row["finished_at"] = started, _now()
     row["worker"] = f"{socket.gethostname()}:{os.getpid()}"
     row.setdefault("mcap", None)

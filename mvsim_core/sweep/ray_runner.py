@@ -117,8 +117,8 @@ def _failed_row(spec: SweepSpec, run: Run, status: str, error: str, wall: float)
     row.update(run.columns(spec))
     now = datetime.now(timezone.utc)
     row.update({"final_x": math.nan, "final_y": math.nan, "final_yaw": math.nan, "sim_time": math.nan,
-                "load_s": math.nan, "sim_s": math.nan, "wall_s": wall, "started_at": None, "finished_at": now,
-                "worker": None, "mcap": None})
+                "load_s": math.nan, "sim_s": math.nan, "wall_s": wall, "cpu_s": math.nan, "started_at": None,
+                "finished_at": now, "worker": None, "mcap": None})
     return row
 
 

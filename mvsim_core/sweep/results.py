@@ -33,8 +33,8 @@ from mvsim_core.errors import MvsimError
 COMPACT_EVERY_S = 5.0
 """Wall seconds between rewrites of the results file while a sweep runs."""
 LEAD = ("run_id", "status", "error", "seed")
-TAIL = ("final_x", "final_y", "final_yaw", "sim_time", "load_s", "sim_s", "wall_s", "attempt", "started_at",
-        "finished_at", "worker", "mcap", "spec_hash", "mvsim_version")
+TAIL = ("final_x", "final_y", "final_yaw", "sim_time", "load_s", "sim_s", "wall_s", "cpu_s", "attempt",
+        "started_at", "finished_at", "worker", "mcap", "spec_hash", "mvsim_version")
 TEXT = ("run_id", "status", "error", "worker", "mcap", "spec_hash", "mvsim_version")
 """Columns always typed as text (even when every value is null)."""
 METADATA_KEY = b"mvsim_sweep.spec_hash"

@@ -66,8 +66,8 @@ BUILTIN_METRICS = ("final_pose_error", "time_to_goal", "collisions", "min_obstac
 GOAL_METRICS = ("final_pose_error", "time_to_goal")
 CONTROLLER_TYPES = ("none", "twists", "goto", "policy")
 RESERVED_COLUMNS = ("run_id", "status", "error", "seed", "final_x", "final_y", "final_yaw", "final_yaw_error",
-                    "sim_time", "load_s", "sim_s", "wall_s", "attempt", "started_at", "finished_at", "worker", "mcap",
-                    "spec_hash", "mvsim_version")
+                    "sim_time", "load_s", "sim_s", "wall_s", "cpu_s", "attempt", "started_at", "finished_at", "worker",
+                    "mcap", "spec_hash", "mvsim_version")
 """Columns every results file has (:mod:`mvsim_core.sweep.results`); a custom metric cannot take these names."""
 
 _TOP_KEYS = ("world", "duration", "seeds", "vehicle", "variables", "include_params", "controller", "goal", "metrics",

@@ -46,6 +46,7 @@ def test_same_seed_same_row_and_seeds_differ(tmp_path):
     assert 1.5 < 4 - a["final_pose_error"] < 2.0  # about 1 m/s after a short start
     assert a["min_obstacle_distance"] == pytest.approx(6.0 - 0.25 - a["final_x"], abs=0.05)  # lidar to crate face
     assert a["load_s"] > 0 and a["sim_s"] > 0 and a["wall_s"] >= a["load_s"] + a["sim_s"] - 1e-6
+    assert a["cpu_s"] > 0
 
 
 def test_twists_schedule(tmp_path):
