@@ -24,7 +24,7 @@ class RunContext:
         vehicle: the vehicle driven and measured (None when the world has none).
         goal: the spec's goal, or None.
         duration: simulated seconds of the run.
-        params: the policy's ``params`` from the spec (empty for other controllers).
+        params: the policy's ``params`` from the spec, this run's own copy (empty for other controllers).
         state: a dict of this run only, for a policy or metric to keep what it needs between calls.
     """
 

@@ -17,6 +17,7 @@ folder, or None).
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import socket
@@ -79,7 +80,7 @@ def execute_run(spec: SweepSpec, run: Run, *, mcap: str | Path | None = None,
             raise ValueError(f"no vehicle '{spec.vehicle}' in the world; it has {', '.join(world.vehicles) or 'none'}")
         ctx = RunContext(run_id=run.run_id, seed=run.seed, parameters=run.columns(spec),
                          variables=run.variables(spec), include_params=run.include_params(spec), vehicle=vehicle,
-                         goal=spec.goal, duration=spec.duration, params=spec.controller.params)
+                         goal=spec.goal, duration=spec.duration, params=copy.deepcopy(dict(spec.controller.params)))
         controller = make_controller(spec.controller, spec.goal, spec.base_dir)
         metrics = make_metrics(spec.metrics, spec.base_dir)
         world.start()

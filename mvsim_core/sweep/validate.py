@@ -9,7 +9,6 @@ Only the first run's values are loaded here; a value that breaks the world in a 
 
 from __future__ import annotations
 
-from mvsim_core.errors import WorldFileError
 from mvsim_core.sweep.callables import CallableError, resolve
 from mvsim_core.sweep.expand import expand
 from mvsim_core.sweep.spec import SpecError, SweepSpec
@@ -20,7 +19,7 @@ def check_against_world(spec: SweepSpec) -> None:
     """Check ``spec`` against its world (see the module docstring).
 
     Raises:
-        SpecError: at the spec's line. WorldFileError: the world file itself is wrong.
+        SpecError: at the spec's line. mvsim_core.WorldFileError: the world file itself is wrong.
     """
     from mvsim_core.loader import load_world
 
@@ -32,8 +31,6 @@ def check_against_world(spec: SweepSpec) -> None:
         param = next((p for p in spec.parameters if p.name == e.name and
                       (p.kind == "variable") == (e.kind == "variable") and p.pattern == e.pattern), None)
         raise SpecError(str(spec.path), param.line if param else 0, e.message) from None
-    except WorldFileError:
-        raise
     if spec.vehicle is not None and spec.vehicle not in world.vehicles:
         raise spec.error("vehicle", f"no vehicle '{spec.vehicle}' in {spec.world.name}; it has "
                                     f"{', '.join(world.vehicles) or 'no vehicle'}")

@@ -190,10 +190,11 @@ def test_killed_midway_then_rerun_completes_only_the_missing_runs(tmp_path):
 
 @pytest.mark.heavy
 def test_address_runs_on_an_existing_cluster(tmp_path, ray_session):
-    """``--address``: the sweep joins the Ray instance this test process started, and leaves it running."""
+    """``--address``: the sweep joins the Ray instance this test process started, and leaves it running; with
+    ``record: true`` each run's MCAP file lies next to the results."""
     address = ray.get_runtime_context().gcs_address
     p = tmp_path / "small.yaml"
-    p.write_text(f"world: {WORLD}\nduration: 0.5\nseeds: [0, 1, 2]\n")
+    p.write_text(f"world: {WORLD}\nduration: 0.5\nseeds: [0, 1, 2]\nrecord: true\n")
     env = {**os.environ, "MVSIM_OFFLINE": "1", "PYTHONPATH": os.pathsep.join(
         [str(REPO), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))])}
     r = subprocess.run([sys.executable, "-m", "mvsim_core.cli", "sweep", str(p), "--address", address, "--out",
@@ -203,4 +204,7 @@ def test_address_runs_on_an_existing_cluster(tmp_path, ray_session):
     assert "sweep done: 3 runs in" in r.stderr and "small.parquet: 3 rows" in r.stderr
     rows = read_results(tmp_path / "small.parquet").to_pylist()
     assert sorted(row["seed"] for row in rows) == [0, 1, 2] and {row["status"] for row in rows} == {"ok"}
+    for row in rows:  # each run recorded next to the results
+        assert row["mcap"] == f"small.runs/{row['run_id']}.mcap"
+        assert (tmp_path / row["mcap"]).read_bytes()[:8] == b"\x89MCAP0\r\n"
     assert ray.is_initialized() and ray.cluster_resources().get("CPU") == 2
