@@ -145,3 +145,16 @@ def test_record(tmp_path):
     assert row["status"] == "ok", row["error"]
     assert row["mcap"] == f"out.runs/{run.run_id}.mcap"
     assert mcap.read_bytes()[:8] == b"\x89MCAP0\r\n" and mcap.stat().st_size > 1000
+
+
+def test_include_parameter_reaches_the_run(tmp_path):
+    """A noiseless lidar (include parameter noise = 0) sees the crate's face at exactly its distance."""
+    spec, (run,) = spec_of(tmp_path, "duration: 1\nseeds: [0]\ninclude_params:\n  lidar2d.sensor.xml:\n"
+                                     "    noise: 0.0\ncontroller: {type: twists, twists: [{until: 1, vx: 0.0}]}\n"
+                                     "metrics: [min_obstacle_distance]\n")
+    row = execute_run(spec, run)
+    assert row["status"] == "ok", row["error"]
+    assert row["include[lidar2d.sensor.xml].noise"] == 0.0
+    x, y, _, yaw, _, _ = start_pose(0)
+    lidar_x = x + 0.25 * math.cos(yaw)
+    assert row["min_obstacle_distance"] == pytest.approx(6.0 - lidar_x, abs=2e-3)  # the ray square to the face
