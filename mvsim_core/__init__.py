@@ -20,6 +20,7 @@ from mvsim_core.errors import (
     StateValueError,
     WorldFileError,
 )
+from mvsim_core.gym.registration import register_on_import
 from mvsim_core.loader import load_world
 from mvsim_core.world import World
 from mvsim_core.world_state import WorldState
@@ -29,6 +30,10 @@ __all__ = ["load_world", "World", "MvsimError", "WorldFileError", "ControllerErr
            "StateValueError", "CommandLimits", "ExpressionError", "AssetError", "LoadLimits",
            "WorldState", "SnapshotError"]
 __version__ = "0.1.0"
+
+# `gymnasium.make("mvsim/GoalReaching-v0")` works after `import mvsim_core`, without importing gymnasium here
+# (mvsim_core/gym/registration.py: the ids are registered when gymnasium is imported)
+register_on_import()
 
 # a library does not print: warnings go to World.warnings and to this logger, which the application configures
 logging.getLogger("mvsim_core").addHandler(logging.NullHandler())

@@ -1,0 +1,112 @@
+"""A scripted policy for goal reaching: head for the goal along the free corridor nearest to its direction, seen in
+the 2D lidar's scan. A baseline for the goal-reaching environments (the tests measure how often it arrives) and the
+policy of ``python -m mvsim_core.gym.demo``.
+
+From one observation (vehicle frame: x ahead, y to the left; m, rad):
+
+* the scan's returns (rays shorter than the reach) become points around the vehicle (the lidar's pose on it taken
+  into account);
+* candidate headings every 5° across the lidar's field of view, plus the goal's own bearing when it lies in it; the
+  corridor of a heading is the strip as wide as the vehicle plus ``margin`` each side, ahead along it; its free length
+  is the distance to the first point in the strip;
+* the heading taken is the one nearest to the goal's bearing whose corridor is free for min(goal distance,
+  ``lookahead``); if none is, the freest one;
+* twist vehicles turn toward that heading (ω = ``turn_gain`` · heading) and go forward at a speed that falls with the
+  heading's angle, the free length ahead and the distance to the goal; a goal behind (outside the field of view) is
+  turned to on the spot. Ackermann vehicles steer toward the heading (an angle proportional to it, up to their limit)
+  at the same speed, and back up when boxed in.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from mvsim_core.errors import MvsimError
+from mvsim_core.gym.goal_reaching import vehicle_radius
+
+
+class GoalSeeker:
+    """The scripted policy (see the module docstring) for an environment whose vehicle has a 2D lidar and whose task
+    observes ``"goal"``.
+
+    Args:
+        env: a :class:`~mvsim_core.gym.env.MvsimEnv` (or a wrapper of one).
+        lidar: the lidar's observation key (default: the first observed 2D lidar).
+        lookahead: m of free corridor wanted ahead. margin: m of clearance each side of the vehicle.
+        turn_gain: 1/s, turn rate per radian of heading.
+
+    Raises:
+        MvsimError: no 2D lidar observed, or no ``"goal"`` observation.
+    """
+
+    def __init__(self, env: Any, lidar: str | None = None, *, lookahead: float = 1.2, margin: float = 0.08,
+                 turn_gain: float = 2.5) -> None:
+        base = env.unwrapped
+        agent = base.agent
+        keys = list(base.observation_space.spaces)
+        if "goal" not in keys:
+            raise MvsimError("the goal seeker needs a 'goal' observation (the goal-reaching task's)")
+        lidars = [k for k in agent.keys if getattr(agent.vehicle.sensors.get(k), "xml_class", "") == "laser"]
+        if lidar is None and not lidars:
+            raise MvsimError(f"the goal seeker needs a 2D lidar among the observations {keys}")
+        self.key = lidar if lidar is not None else lidars[0]
+        sensor = agent.vehicle.sensors[self.key]
+        x, y, _, yaw, _, _ = sensor.pose
+        a = sensor.angles() + yaw
+        self._cos, self._sin, self._origin = np.cos(a), np.sin(a), (x, y)
+        self.reach = float(sensor.max_range)
+        self.half_fov = 0.5 * float(sensor.fov)
+        fp = np.asarray(agent.vehicle.chassis.footprint, dtype=np.float64)
+        self.half_width = float(np.abs(fp[:, 1]).max()) + margin
+        self.radius = vehicle_radius(agent.vehicle)
+        self.lookahead, self.turn_gain = float(lookahead), float(turn_gain)
+        self.kind, self.high, self.normalize = agent.kind, agent.high, agent.normalize
+        self.headings = np.radians(np.arange(-90.0, 90.1, 5.0))
+        self.headings = self.headings[np.abs(self.headings) <= self.half_fov]
+
+    def free_lengths(self, points: np.ndarray, headings: np.ndarray) -> np.ndarray:
+        """Free length (m) of the corridor along each heading (rad) among ``points`` ((n, 2), vehicle frame)."""
+        c, s = np.cos(headings)[:, None], np.sin(headings)[:, None]
+        along = c * points[:, 0] + s * points[:, 1]
+        side = -s * points[:, 0] + c * points[:, 1]
+        blocked = (np.abs(side) < self.half_width) & (along > 0.0)
+        out: np.ndarray = np.where(blocked, along, np.inf).min(axis=1, initial=np.inf)
+        return out
+
+    def __call__(self, obs: dict[str, np.ndarray]) -> np.ndarray:
+        """The action for ``obs``."""
+        r = np.asarray(obs[self.key], dtype=np.float64)
+        hit = r < self.reach - 1e-3
+        points = np.column_stack([self._origin[0] + r[hit] * self._cos[hit], self._origin[1] + r[hit] * self._sin[hit]])
+        gx, gy = (float(v) for v in obs["goal"])
+        dist, bearing = math.hypot(gx, gy), math.atan2(gy, gx)
+        vmax, second = self.high
+        if abs(bearing) > self.half_fov and self.kind == "twist":  # behind: turn on the spot
+            return self._scaled(0.0, math.copysign(second, bearing))
+        heads = self.headings
+        if abs(bearing) <= self.half_fov:
+            heads = np.append(heads, bearing)
+        free = self.free_lengths(points, heads)
+        need = min(dist, self.lookahead)
+        ok = free >= need
+        k = int(np.argmin(np.abs(heads - bearing) + np.where(ok, 0.0, 10.0))) if ok.any() else int(np.argmax(free))
+        heading = float(heads[k])
+        ahead = float(self.free_lengths(points, np.zeros(1))[0])
+        speed = vmax * max(0.0, math.cos(heading)) ** 2 * min(1.0, max(0.0, ahead - self.radius) / 0.6, dist / 0.5)
+        if self.kind == "twist":
+            if not ok.any() and ahead < self.radius + 0.1:  # boxed in: turn toward the freest side on the spot
+                return self._scaled(0.0, math.copysign(second, heading))
+            return self._scaled(speed, float(np.clip(self.turn_gain * heading, -second, second)))
+        steer = float(np.clip(1.5 * heading, -second, second))
+        if ahead < self.radius + 0.1:  # boxed in: back up, steering the other way
+            return self._scaled(-0.5 * vmax, -math.copysign(second, heading))
+        return self._scaled(max(speed, 0.3 * vmax), steer)
+
+    def _scaled(self, first: float, second: float) -> np.ndarray:
+        a = np.array([first, second], dtype=np.float64)
+        if self.normalize:
+            a = a / self.high
+        return a.astype(np.float32)
