@@ -76,6 +76,19 @@ def set_seed(world: World, seed: int) -> None:
     world.rng.generator.bit_generator.state = np.random.PCG64(int(seed)).state
 
 
+def restart(world: World, seed: int | None) -> None:
+    """Put ``world`` back to its start (``World.reset``) for a new episode, its random generator restarted from
+    ``seed``, or, when ``seed`` is None, going on from where it was (``World.reset`` alone would rewind it to the
+    load-time state and repeat the previous episodes' draws)."""
+    carry = None if seed is not None else dict(world.rng.generator.bit_generator.state)
+    world.reset()
+    if carry is None:
+        assert seed is not None
+        set_seed(world, seed)
+    else:
+        world.rng.generator.bit_generator.state = carry
+
+
 class MvsimEnv(gym.Env[dict[str, np.ndarray], np.ndarray]):
     """Vehicle ``vehicle`` of ``world`` as a Gymnasium environment (see the module docstring).
 
@@ -150,14 +163,8 @@ class MvsimEnv(gym.Env[dict[str, np.ndarray], np.ndarray]):
         world = self.world
         if seed is None and not self._seeded:
             seed = int(self.np_random.integers(0, SEED_BOUND))
-        carry = None if seed is not None else dict(world.rng.generator.bit_generator.state)
-        world.reset()
-        if carry is None:
-            assert seed is not None
-            set_seed(world, seed)
-            self._seeded = True
-        else:
-            world.rng.generator.bit_generator.state = carry
+        restart(world, seed)
+        self._seeded = True
         name = self.agent.name
         self.task.reset(world, [name])
         self.agent.prime()

@@ -29,6 +29,7 @@ from typing import Any
 from mvsim_core.errors import MvsimError
 from mvsim_core.gym.env import MvsimEnv
 from mvsim_core.gym.goal_reaching import GoalReaching
+from mvsim_core.gym.parallel_env import MvsimParallelEnv
 from mvsim_core.gym.task import Task
 from mvsim_core.world import World
 
@@ -72,3 +73,15 @@ class GoalReachingEnv(MvsimEnv):
         args["task"] = task if task is not None else GoalReaching()
         self.variant = variant
         super().__init__(**args)
+
+
+def goal_reaching_parallel_env(world: str | Path | World | None = None, agents: list[str] | None = None, *,
+                               task: Task | None = None, **kwargs: Any) -> MvsimParallelEnv:
+    """The multi-agent goal-reaching environment (PettingZoo parallel API): ``goal_room_two_robots.world.xml``, two
+    ``mvsim/GoalReaching-v0`` robots (``robot1``, ``robot2``) with a goal each, with the arguments of
+    ``mvsim/GoalReaching-v0``; the two see and may hit each other. ``world``, ``agents``, ``task`` and ``**kwargs``
+    (any argument of :class:`~mvsim_core.gym.parallel_env.MvsimParallelEnv`) change them."""
+    diff = {k: v for k, v in VARIANTS["differential"].items() if k not in ("world", "vehicle")}
+    args = {**DEFAULTS, **diff, **kwargs}
+    return MvsimParallelEnv(world if world is not None else WORLDS / "goal_room_two_robots.world.xml", agents,
+                            task=task if task is not None else GoalReaching(), **args)

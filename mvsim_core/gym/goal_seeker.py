@@ -13,7 +13,8 @@ From one observation (vehicle frame: x ahead, y to the left; m, rad):
   ``lookahead``); if none is, the freest one;
 * twist vehicles turn toward that heading (ω = ``turn_gain`` · heading) and go forward at a speed that falls with the
   heading's angle, the free length ahead and the distance to the goal; a goal behind (outside the field of view) is
-  turned to on the spot. Ackermann vehicles steer toward the heading (an angle proportional to it, up to their limit)
+  turned to on the spot; a return within ``side_margin`` of the vehicle's circle on the side it would turn to
+  holds the turn (the vehicle goes straight until it has passed). Ackermann vehicles steer toward the heading (an angle proportional to it, up to their limit)
   at the same speed, and back up when boxed in.
 """
 
@@ -36,14 +37,15 @@ class GoalSeeker:
         env: a :class:`~mvsim_core.gym.env.MvsimEnv` (or a wrapper of one).
         lidar: the lidar's observation key (default: the first observed 2D lidar).
         lookahead: m of free corridor wanted ahead. margin: m of clearance each side of the vehicle.
+        side_margin: m beyond the vehicle's radius within which a return on one side stops turns toward that side.
         turn_gain: 1/s, turn rate per radian of heading.
 
     Raises:
         MvsimError: no 2D lidar observed, or no ``"goal"`` observation.
     """
 
-    def __init__(self, env: Any, lidar: str | None = None, *, lookahead: float = 1.2, margin: float = 0.08,
-                 turn_gain: float = 2.5) -> None:
+    def __init__(self, env: Any, lidar: str | None = None, *, lookahead: float = 1.2, margin: float = 0.12,
+                 side_margin: float = 0.12, turn_gain: float = 2.5) -> None:
         base = env.unwrapped
         agent = base.agent
         keys = list(base.observation_space.spaces)
@@ -62,7 +64,7 @@ class GoalSeeker:
         fp = np.asarray(agent.vehicle.chassis.footprint, dtype=np.float64)
         self.half_width = float(np.abs(fp[:, 1]).max()) + margin
         self.radius = vehicle_radius(agent.vehicle)
-        self.lookahead, self.turn_gain = float(lookahead), float(turn_gain)
+        self.lookahead, self.turn_gain, self.side_margin = float(lookahead), float(turn_gain), float(side_margin)
         self.kind, self.high, self.normalize = agent.kind, agent.high, agent.normalize
         self.headings = np.radians(np.arange(-90.0, 90.1, 5.0))
         self.headings = self.headings[np.abs(self.headings) <= self.half_fov]
@@ -99,11 +101,19 @@ class GoalSeeker:
         if self.kind == "twist":
             if not ok.any() and ahead < self.radius + 0.1:  # boxed in: turn toward the freest side on the spot
                 return self._scaled(0.0, math.copysign(second, heading))
-            return self._scaled(speed, float(np.clip(self.turn_gain * heading, -second, second)))
-        steer = float(np.clip(1.5 * heading, -second, second))
+            return self._scaled(speed, self._hold(points, float(np.clip(self.turn_gain * heading, -second, second))))
+        steer = self._hold(points, float(np.clip(1.5 * heading, -second, second)))
         if ahead < self.radius + 0.1:  # boxed in: back up, steering the other way
             return self._scaled(-0.5 * vmax, -math.copysign(second, heading))
         return self._scaled(max(speed, 0.3 * vmax), steer)
+
+    def _hold(self, points: np.ndarray, turn: float) -> float:
+        """``turn`` (a turn rate or steering angle, positive to the left), or 0 when a return lies within
+        ``side_margin`` of the vehicle's circle on that side: turning would swing the vehicle into it."""
+        near = points[np.hypot(points[:, 0], points[:, 1]) < self.radius + self.side_margin]
+        if (turn > 0.0 and (near[:, 1] > 0.0).any()) or (turn < 0.0 and (near[:, 1] < 0.0).any()):
+            return 0.0
+        return turn
 
     def _scaled(self, first: float, second: float) -> np.ndarray:
         a = np.array([first, second], dtype=np.float64)
