@@ -146,6 +146,7 @@ class MvsimEnv(gym.Env[dict[str, np.ndarray], np.ndarray]):
                 raise MvsimError(f"the task's observation '{key}' has the name of one of the vehicle's; rename one")
             entries[key] = space
         self.observation_space = spaces.Dict(entries)  # type: ignore[assignment]
+        self._keys = list(self.observation_space.spaces)
         self.action_space = self.agent.action_space
         self.max_episode_steps = max_episode_steps
         self.render_mode = render_mode
@@ -234,6 +235,7 @@ class MvsimEnv(gym.Env[dict[str, np.ndarray], np.ndarray]):
 
     # ------------------------------------------------------------------ helpers
     def _observe(self) -> dict[str, np.ndarray]:
+        """The observation, its keys in the order of the space's (sorted)."""
         obs = self.agent.observe()
         obs.update(self.task.observe(self.world, self.agent.name))
-        return obs
+        return {k: obs[k] for k in self._keys}

@@ -13,9 +13,10 @@ From one observation (vehicle frame: x ahead, y to the left; m, rad):
   ``lookahead``); if none is, the freest one;
 * twist vehicles turn toward that heading (ω = ``turn_gain`` · heading) and go forward at a speed that falls with the
   heading's angle, the free length ahead and the distance to the goal; a goal behind (outside the field of view) is
-  turned to on the spot; a return within ``side_margin`` of the vehicle's circle on the side it would turn to
-  holds the turn (the vehicle goes straight until it has passed). Ackermann vehicles steer toward the heading (an angle proportional to it, up to their limit)
-  at the same speed, and back up when boxed in.
+  turned to on the spot. Ackermann vehicles steer toward the heading (an angle proportional to it, up to their
+  limit) at the same speed, at least 30 % of the top one, and back up when boxed in;
+* either holds its turn (goes straight) while a return lies within ``side_margin`` of the vehicle's circle on the side
+  it would turn to: the lidar does not see beside and behind the vehicle, which the turn would swing into it.
 """
 
 from __future__ import annotations
@@ -34,21 +35,29 @@ class GoalSeeker:
     observes ``"goal"``.
 
     Args:
-        env: a :class:`~mvsim_core.gym.env.MvsimEnv` (or a wrapper of one).
+        env: a :class:`~mvsim_core.gym.env.MvsimEnv` (or a wrapper of one), or a
+            :class:`~mvsim_core.gym.parallel_env.MvsimParallelEnv`.
         lidar: the lidar's observation key (default: the first observed 2D lidar).
+        agent_name: in a parallel environment, the agent this seeker drives.
         lookahead: m of free corridor wanted ahead. margin: m of clearance each side of the vehicle.
         side_margin: m beyond the vehicle's radius within which a return on one side stops turns toward that side.
         turn_gain: 1/s, turn rate per radian of heading.
 
     Raises:
-        MvsimError: no 2D lidar observed, or no ``"goal"`` observation.
+        MvsimError: no 2D lidar observed, or no ``"goal"`` observation; no ``agent_name`` in a parallel environment.
     """
 
-    def __init__(self, env: Any, lidar: str | None = None, *, lookahead: float = 1.2, margin: float = 0.12,
-                 side_margin: float = 0.12, turn_gain: float = 2.5) -> None:
+    def __init__(self, env: Any, lidar: str | None = None, *, agent_name: str | None = None, lookahead: float = 1.2,
+                 margin: float = 0.12, side_margin: float = 0.12, turn_gain: float = 2.5) -> None:
         base = env.unwrapped
-        agent = base.agent
-        keys = list(base.observation_space.spaces)
+        if hasattr(base, "vehicle_agents"):  # a parallel environment: one seeker per agent
+            if agent_name is None:
+                raise MvsimError("give agent_name= for a seeker in a parallel environment")
+            agent = base.vehicle_agents[agent_name]
+            keys = list(base.observation_space(agent_name).spaces)
+        else:
+            agent = base.agent
+            keys = list(base.observation_space.spaces)
         if "goal" not in keys:
             raise MvsimError("the goal seeker needs a 'goal' observation (the goal-reaching task's)")
         lidars = [k for k in agent.keys if getattr(agent.vehicle.sensors.get(k), "xml_class", "") == "laser"]

@@ -196,6 +196,7 @@ class MvsimParallelEnv(ParallelEnv[str, Obs, np.ndarray]):
 
     # ------------------------------------------------------------------ helpers
     def _observe(self, agent: str) -> Obs:
+        """``agent``'s observation, its keys in the order of its space's (sorted)."""
         obs = self.vehicle_agents[agent].observe()
         obs.update(self.task.observe(self.world, agent))
-        return obs
+        return {k: obs[k] for k in self._obs_spaces[agent].spaces}
