@@ -176,6 +176,8 @@ class VehicleAgent:
         self.normalize = bool(normalize_actions)
         bound = np.ones(2, np.float32) if self.normalize else self.high.astype(np.float32)
         self.action_space = spaces.Box(-bound, bound, dtype=np.float32)
+        self._bounds = (float(bound[0]), float(bound[1]))
+        self._high = (float(self.high[0]), float(self.high[1]))
         omega = lim.max_omega if math.isfinite(lim.max_omega) else lim.max_speed / MIN_TURN_RADIUS
         self._vel_bound = (VELOCITY_MARGIN * np.array([lim.max_speed, omega])).astype(np.float32)
         self._sensors: dict[str, Sensor] = {}
@@ -216,12 +218,16 @@ class VehicleAgent:
             MvsimError: an action of the wrong shape, or with a NaN.
         """
         a = np.asarray(action, dtype=np.float64).reshape(-1)
-        if a.shape != (2,) or np.isnan(a).any():
+        if a.shape != (2,):
             raise MvsimError(f"vehicle '{self.name}': an action is 2 numbers ({self.kind}), got {action!r}")
-        a = np.clip(a, self.action_space.low, self.action_space.high)
+        first, second = float(a[0]), float(a[1])  # plain floats: a few microseconds less than numpy on two values
+        if math.isnan(first) or math.isnan(second):
+            raise MvsimError(f"vehicle '{self.name}': an action is 2 numbers ({self.kind}), got {action!r}")
+        b0, b1 = self._bounds
+        first, second = min(max(first, -b0), b0), min(max(second, -b1), b1)
         if self.normalize:
-            a = a * self.high
-        return float(a[0]), float(a[1])
+            return first * self._high[0], second * self._high[1]
+        return first, second
 
     def act(self, action: Any) -> tuple[float, float]:
         """Give the vehicle the command of ``action`` (see :meth:`command`); returns it."""

@@ -13,8 +13,9 @@ vehicle's sensors, its odometry, and what the task adds) is read and the :class:
 the reward and says whether the episode ended; ``max_episode_steps`` truncates it. Without a task the reward is 0 and
 episodes end only by truncation.
 
-Seeds and determinism: :meth:`MvsimEnv.reset` puts the world back to its start (``World.reset``: physics, controllers,
-sensors, bit for bit) and then sets the world's random generator, which the task's draws (start poses, goals) and the
+Seeds and determinism: :meth:`MvsimEnv.reset` puts the world back to its start (physics, controllers, sensors, bit for
+bit: ``World.restore`` of a snapshot taken when the world started, where ``World.snapshot`` exists, else
+``World.reset``) and then sets the world's random generator, which the task's draws (start poses, goals) and the
 sensors' noise come from: from ``seed`` when one is given; otherwise it goes on from where the previous episode left
 it (the first reset without a seed takes one from Gymnasium's entropy-seeded ``np_random``). The same seed and
 actions give bit-identical observations. The world file itself is loaded once, with ``world_seed``.
@@ -76,12 +77,23 @@ def set_seed(world: World, seed: int) -> None:
     world.rng.generator.bit_generator.state = np.random.PCG64(int(seed)).state
 
 
-def restart(world: World, seed: int | None) -> None:
-    """Put ``world`` back to its start (``World.reset``) for a new episode, its random generator restarted from
-    ``seed``, or, when ``seed`` is None, going on from where it was (``World.reset`` alone would rewind it to the
-    load-time state and repeat the previous episodes' draws)."""
+def start_snapshot(world: World) -> Any:
+    """A snapshot of the started ``world`` to restart episodes from (``World.snapshot()``), or None when this World
+    cannot take one: :func:`restart` then uses ``World.reset()``."""
+    take, put = getattr(world, "snapshot", None), getattr(world, "restore", None)
+    return take() if callable(take) and callable(put) else None
+
+
+def restart(world: World, seed: int | None, start: Any = None) -> None:
+    """Put ``world`` back to its start for a new episode — ``World.restore(start)`` when a :func:`start_snapshot` is
+    given, else ``World.reset()`` — with its random generator restarted from ``seed``, or, when ``seed`` is None,
+    going on from where it was (going back to the start alone would rewind it to the load-time state and repeat the
+    previous episodes' draws)."""
     carry = None if seed is not None else dict(world.rng.generator.bit_generator.state)
-    world.reset()
+    if start is not None:
+        world.restore(start)  # type: ignore[attr-defined]
+    else:
+        world.reset()
     if carry is None:
         assert seed is not None
         set_seed(world, seed)
@@ -109,6 +121,8 @@ class MvsimEnv(gym.Env[dict[str, np.ndarray], np.ndarray]):
     Attributes:
         world: the world. agent: the :class:`~mvsim_core.gym.agent.VehicleAgent`. task: the task.
         substeps: physics steps per step. episode_steps: steps since the last reset.
+        reset_method: how :meth:`reset` puts the world back to its start: ``"World.restore"`` (of a snapshot taken
+            when it started, where ``World.snapshot`` exists) or ``"World.reset"``.
 
     Raises:
         MvsimError: bad arguments (the message says which and why); WorldFileError: a bad world file.
@@ -138,6 +152,8 @@ class MvsimEnv(gym.Env[dict[str, np.ndarray], np.ndarray]):
                                   max_steer=max_steer)
         self.task.setup(self.world, [vehicle])
         self.world.start()
+        self._start = start_snapshot(self.world)
+        self.reset_method = "World.restore" if self._start is not None else "World.reset"
         self.substeps = substeps(self.world, control_period)
         self.control_period = float(control_period)
         entries: dict[str, spaces.Space[Any]] = dict(self.agent.observation_spaces)
@@ -164,7 +180,7 @@ class MvsimEnv(gym.Env[dict[str, np.ndarray], np.ndarray]):
         world = self.world
         if seed is None and not self._seeded:
             seed = int(self.np_random.integers(0, SEED_BOUND))
-        restart(world, seed)
+        restart(world, seed, self._start)
         self._seeded = True
         name = self.agent.name
         self.task.reset(world, [name])

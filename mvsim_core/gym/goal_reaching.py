@@ -158,9 +158,8 @@ class GoalReaching(Task):
         x, y, _, yaw, _, _ = world.vehicles[agent].pose
         gx, gy = self.goals[agent]
         c, s = math.cos(yaw), math.sin(yaw)
-        dx, dy = gx - x, gy - y
-        g = np.array([c * dx + s * dy, -s * dx + c * dy], dtype=np.float32)
-        return {"goal": np.clip(g, -self._reach, self._reach)}
+        dx, dy, m = gx - x, gy - y, self._reach
+        return {"goal": np.array([min(max(c * dx + s * dy, -m), m), min(max(-s * dx + c * dy, -m), m)], np.float32)}
 
     def evaluate(self, world: World, agent: str) -> Outcome:
         d = self._distance(world, agent)

@@ -29,7 +29,7 @@ from pettingzoo import ParallelEnv
 
 from mvsim_core.errors import MvsimError
 from mvsim_core.gym.agent import VehicleAgent
-from mvsim_core.gym.env import SEED_BOUND, load, restart, substeps
+from mvsim_core.gym.env import SEED_BOUND, load, restart, start_snapshot, substeps
 from mvsim_core.gym.rendering import RENDER_MODES, EnvRenderer
 from mvsim_core.gym.task import Task
 from mvsim_core.world import World
@@ -48,7 +48,7 @@ class MvsimParallelEnv(ParallelEnv[str, Obs, np.ndarray]):
             same for every agent.
 
     Attributes:
-        world, task, substeps, episode_steps: as for :class:`~mvsim_core.gym.env.MvsimEnv`.
+        world, task, substeps, episode_steps, reset_method: as for :class:`~mvsim_core.gym.env.MvsimEnv`.
         vehicle_agents: name -> :class:`~mvsim_core.gym.agent.VehicleAgent`.
 
     Raises:
@@ -79,6 +79,8 @@ class MvsimParallelEnv(ParallelEnv[str, Obs, np.ndarray]):
                                                max_omega=max_omega, max_steer=max_steer) for n in names}
         self.task.setup(self.world, names)
         self.world.start()
+        self._start = start_snapshot(self.world)
+        self.reset_method = "World.restore" if self._start is not None else "World.reset"
         self.substeps = substeps(self.world, control_period)
         self.control_period = float(control_period)
         self._obs_spaces: dict[str, spaces.Dict] = {}
@@ -115,7 +117,7 @@ class MvsimParallelEnv(ParallelEnv[str, Obs, np.ndarray]):
         used."""
         if seed is None and not self._seeded:
             seed = int(np.random.default_rng().integers(0, SEED_BOUND))
-        restart(self.world, seed)
+        restart(self.world, seed, self._start)
         self._seeded = True
         self.agents = list(self.possible_agents)
         self.task.reset(self.world, self.agents)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from gym_checks import REPO
+from gym_checks import REPO, same
 
 import mvsim_core as mv
 from mvsim_core.errors import MvsimError
@@ -192,3 +192,28 @@ def test_snapshot_hooks_say_what_is_missing(make):
         env.snapshot()
     with pytest.raises(MvsimError, match="World has no restore"):
         env.restore({"world": None, "episode_steps": 0, "seeded": True, "task": {}})
+
+
+def test_reset_goes_back_by_world_restore_where_world_snapshot_exists(make, monkeypatch):
+    """With World.snapshot/restore (stand-ins here that record their calls and reset), reset() restores the snapshot
+    taken when the world started; the episodes are the same as by World.reset."""
+    plain = make().unwrapped
+    assert plain.reset_method == "World.reset"
+    expected = [plain.reset(seed=s)[0] for s in (3, None)]
+    calls: list[tuple] = []
+
+    def snapshot(self):
+        calls.append(("snapshot", self.time))
+        return {"time": self.time}
+
+    def restore(self, snap):
+        calls.append(("restore", snap))
+        self.reset()
+
+    monkeypatch.setattr(mv.World, "snapshot", snapshot, raising=False)
+    monkeypatch.setattr(mv.World, "restore", restore, raising=False)
+    env = make().unwrapped
+    assert env.reset_method == "World.restore" and calls == [("snapshot", 0.0)]
+    got = [env.reset(seed=s)[0] for s in (3, None)]
+    assert calls[1:] == [("restore", {"time": 0.0})] * 2
+    assert all(same(a, b) for a, b in zip(got, expected, strict=True))

@@ -1,0 +1,299 @@
+"""Benchmark of the Gymnasium environments (mvsim_core.gym): env steps per second of mvsim/GoalReaching-v0 (one
+differential robot, one 181-ray 2D lidar at 10 Hz, control at 10 Hz, physics steps of 5 ms: 20 physics steps and one
+scan per env step), alone and as vector environments of 2, the cost of reset(), and what registering the ids costs
+``import mvsim_core``.
+
+Cases, each in a fresh process (load, numba kernels and 200 steps of warm-up outside the timing):
+
+* engine: the world of the environment without it: the robot driving a circle in free space, 20 ``world.step()`` per
+  control period with its lidar: the ceiling for one robot;
+* single (seeker): ``gymnasium.make("mvsim/GoalReaching-v0")`` driven by the scripted goal seeker from reset(seed=k)
+  episode after episode (resets counted in); time inside ``step()`` and ``reset()`` only (the policy's excluded);
+* single (random): the same with random actions (collisions: more contacts, more resets);
+* reset: ``env.reset()``, which puts the world back by ``World.restore`` of a snapshot taken at the start when
+  ``World.snapshot`` exists, else by ``World.reset()`` (the table says which), then draws a start and a goal;
+* sync x2, async x2: ``gymnasium.vector.SyncVectorEnv`` / ``AsyncVectorEnv`` of 2 copies, seeker-driven; env steps
+  of both copies per second of ``step()`` time;
+* batched potential: N robots in N copies of the room side by side, one world (one process): robot steps per second,
+  what a native batched environment could reach;
+* import: ``python -X importtime -c "import mvsim_core"``: the total, and the share of ``mvsim_core.gym`` (the
+  registration finder); ``import gymnasium`` for comparison.
+
+    .venv/bin/python benchmarks/bench_gym.py [--steps N] [--repeat R]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+ENV_ID = "mvsim/GoalReaching-v0"
+WARMUP = 200
+
+
+def _seeker_loop(env, steps: int, policy) -> tuple[float, int]:
+    """Seconds inside env.step()/reset() over ``steps`` steps (episodes restart with seeds 1000, 1001, ...), and
+    the number of resets."""
+    seed = 1000
+    t0 = time.perf_counter()
+    obs, _ = env.reset(seed=seed)
+    inside = time.perf_counter() - t0
+    resets = 0
+    for _ in range(steps):
+        action = policy(obs)
+        t0 = time.perf_counter()
+        obs, _, terminated, truncated, _ = env.step(action)
+        if terminated or truncated:
+            seed += 1
+            resets += 1
+            obs, _ = env.reset(seed=seed)
+        inside += time.perf_counter() - t0
+    return inside, resets
+
+
+def case_engine(steps: int) -> dict:
+    import mvsim_core as mv
+    from mvsim_core.gym.goal_reaching_env import WORLDS
+
+    world = mv.load_world(WORLDS / "goal_room.world.xml").start()
+    robot = world.vehicles["robot"]
+    world.set_pose("robot", 0.0, -0.5, 0.0)  # a 0.5 m circle around the room's centre, 0.48 m from the boxes
+    robot.set_twist(0.3, 0.0, 0.6)
+    for _ in range(WARMUP * 20):
+        world.step()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        robot.set_twist(0.3, 0.0, 0.6)
+        for _ in range(20):
+            world.step()
+    wall = time.perf_counter() - t0
+    assert not robot.had_collision
+    return {"rate": steps / wall}
+
+
+def case_single(steps: int, policy_name: str) -> dict:
+    import gymnasium as gym
+
+    import mvsim_core  # noqa: F401
+    from mvsim_core.gym.goal_seeker import GoalSeeker
+
+    env = gym.make(ENV_ID)
+    if policy_name == "seeker":
+        policy = GoalSeeker(env)
+    else:
+        env.action_space.seed(0)
+
+        def policy(obs):
+            return env.action_space.sample()
+    _seeker_loop(env, WARMUP, policy)
+    inside, resets = _seeker_loop(env, steps, policy)
+    return {"rate": steps / inside, "resets": resets, **_breakdown(env, policy, steps)}
+
+
+def _breakdown(env, policy, steps: int) -> dict:
+    """Where a step's time goes: the step's own parts, timed one by one as MvsimEnv.step does them (us per env
+    step): the command, the 20 physics steps (sensors included), the observation, the task."""
+    u = env.unwrapped
+    world, agent, task = u.world, u.agent, u.task
+    parts = dict.fromkeys(("act", "world", "observe", "task"), 0.0)
+    obs, _ = env.reset(seed=5000)
+    seed = 5000
+    for _ in range(steps):
+        action = policy(obs)
+        t0 = time.perf_counter()
+        agent.act(action)
+        agent.vehicle.had_collision = False
+        t1 = time.perf_counter()
+        for _ in range(u.substeps):
+            world.step()
+        t2 = time.perf_counter()
+        obs = u._observe()
+        t3 = time.perf_counter()
+        out = task.evaluate(world, agent.name)
+        t4 = time.perf_counter()
+        u.episode_steps += 1
+        parts["act"] += t1 - t0
+        parts["world"] += t2 - t1
+        parts["observe"] += t3 - t2
+        parts["task"] += t4 - t3
+        if out.terminated or u.episode_steps >= u.max_episode_steps:
+            seed += 1
+            obs, _ = env.reset(seed=seed)
+    return {f"us_{k}": 1e6 * v / steps for k, v in parts.items()}
+
+
+def case_reset(steps: int) -> dict:
+    import gymnasium as gym
+
+    import mvsim_core  # noqa: F401
+
+    env = gym.make(ENV_ID)
+    env.reset(seed=0)
+    for _ in range(WARMUP):
+        env.step(env.action_space.sample())
+        env.reset()
+    n = max(100, steps // 5)
+    t0 = time.perf_counter()
+    for _ in range(n):
+        env.reset()
+    per = (time.perf_counter() - t0) / n
+    world = env.unwrapped.world
+    t0 = time.perf_counter()
+    for _ in range(n):
+        world.reset()
+    bare = (time.perf_counter() - t0) / n  # World.reset() alone, whichever the environment uses
+    return {"ms": 1000 * per, "world_ms": 1000 * bare, "how": env.unwrapped.reset_method}
+
+
+def case_vector(steps: int, mode: str) -> dict:
+    import functools
+
+    import gymnasium as gym
+    import numpy as np
+
+    import mvsim_core  # noqa: F401
+    from mvsim_core.gym.goal_seeker import GoalSeeker
+
+    fns = [functools.partial(gym.make, ENV_ID) for _ in range(2)]
+    venv = gym.vector.SyncVectorEnv(fns) if mode == "sync" else gym.vector.AsyncVectorEnv(fns)
+    seeker = GoalSeeker(gym.make(ENV_ID))  # the same robot and lidar: one seeker serves both copies
+    obs, _ = venv.reset(seed=[1000, 2000])
+
+    def act(o) -> np.ndarray:
+        return np.stack([seeker({k: v[i] for k, v in o.items()}) for i in range(2)])
+
+    for _ in range(WARMUP):
+        obs, *_ = venv.step(act(obs))
+    inside = 0.0
+    for _ in range(steps):
+        a = act(obs)
+        t0 = time.perf_counter()
+        obs, *_ = venv.step(a)
+        inside += time.perf_counter() - t0
+    venv.close()
+    return {"rate": 2 * steps / inside}
+
+
+def case_batched(steps: int, copies: int) -> dict:
+    """``copies`` rooms side by side in one grid, a robot in each, stepping together."""
+    import numpy as np
+    from PIL import Image
+
+    import mvsim_core as mv
+    from mvsim_core.gym.goal_reaching_env import WORLDS
+
+    room = np.asarray(Image.open(WORLDS / "room.png"))
+    tmp = Path(tempfile.mkdtemp())
+    Image.fromarray(np.hstack([room] * copies)).save(tmp / "rooms.png")
+    robots = "\n".join(f'<vehicle name="r{k}" class="room_bot"><init_pose>{6.4 * k} -0.5 0</init_pose></vehicle>'
+                       for k in range(copies))
+    (tmp / "rooms.world.xml").write_text(
+        f'<mvsim_world version="1.0"><simul_timestep>0.005</simul_timestep>'
+        f'<element class="occupancy_grid"><file>rooms.png</file><resolution>0.05</resolution>'
+        f'<centerpixel_x>64</centerpixel_x><centerpixel_y>64</centerpixel_y></element>'
+        f'<include file="{WORLDS / "room_bot.vehicle.xml"}"/>{robots}</mvsim_world>')
+    world = mv.load_world(tmp / "rooms.world.xml").start()
+    vehicles = list(world.vehicles.values())
+    for v in vehicles:
+        v.set_twist(0.3, 0.0, 0.6)
+    for _ in range(WARMUP * 20):
+        world.step()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        for v in vehicles:
+            v.set_twist(0.3, 0.0, 0.6)
+        for _ in range(20):
+            world.step()
+    wall = time.perf_counter() - t0
+    assert not any(v.had_collision for v in vehicles)
+    return {"rate": copies * steps / wall}
+
+
+def case_import() -> dict:
+    def importtime(code: str) -> dict[str, int]:
+        err = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True,
+                             check=True, cwd=REPO, env=_env()).stderr
+        out = {}
+        for line in err.splitlines():  # "import time: self [us] | cumulative [us] | <indent>module"
+            m = re.match(r"import time:\s+\d+ \|\s+(\d+) \|\s*(\S+)", line)
+            if m:
+                out.setdefault(m.group(2), int(m.group(1)))
+        return out
+
+    runs = [importtime("import mvsim_core") for _ in range(5)]
+    gym_runs = [importtime("import gymnasium") for _ in range(5)]
+    return {"mvsim_core_ms": min(r["mvsim_core"] for r in runs) / 1000,
+            "gym_part_ms": min(r.get("mvsim_core.gym.registration", 0) + r.get("mvsim_core.gym", 0) for r in runs)
+            / 1000, "gymnasium_ms": min(r["gymnasium"] for r in gym_runs) / 1000}
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "MVSIM_OFFLINE": "1", "PYTHONPATH": str(REPO)}
+
+
+CASES = {
+    "engine": lambda n: case_engine(n),
+    "single_seeker": lambda n: case_single(n, "seeker"),
+    "single_random": lambda n: case_single(n, "random"),
+    "reset": lambda n: case_reset(n),
+    "sync2": lambda n: case_vector(n, "sync"),
+    "async2": lambda n: case_vector(n, "async"),
+    "batched4": lambda n: case_batched(n, 4),
+    "batched16": lambda n: case_batched(n, 16),
+}
+
+
+def child(case: str, steps: int) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--child", case, "--steps", str(steps)], env=_env(),
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=2000, help="timed env steps per case (default: %(default)s)")
+    ap.add_argument("--repeat", type=int, default=3, help="fresh processes per case; the best is shown")
+    ap.add_argument("--child", choices=list(CASES), default=None)
+    a = ap.parse_args()
+    if a.child:
+        print(json.dumps(CASES[a.child](a.steps)))
+        return
+    res = {case: [child(case, a.steps) for _ in range(a.repeat)] for case in CASES}
+    best = {c: max(r.get("rate", 0.0) for r in runs) for c, runs in res.items()}
+    reset = min(res["reset"], key=lambda r: r["ms"])
+    imp = case_import()
+    single = best["single_seeker"]
+    print(f"{ENV_ID}: one differential robot, 181-ray lidar at 10 Hz, control 10 Hz, physics 5 ms "
+          f"(20 physics steps per env step); best of {a.repeat} fresh processes, {a.steps} timed steps each, "
+          f"{os.cpu_count()} CPUs")
+    print("| case | env steps/s | note |\n|---|---:|---|")
+    print(f"| engine: the world alone, 20 x world.step() + lidar | {best['engine']:.0f} | the ceiling for one robot |")
+    print(f"| single env, seeker | {single:.0f} | step()+reset() time; target >= 1000 |")
+    print(f"| single env, random actions | {best['single_random']:.0f} | more collisions and resets |")
+    print(f"| SyncVectorEnv x2 | {best['sync2']:.0f} | {best['sync2'] / single:.2f}x single |")
+    print(f"| AsyncVectorEnv x2 | {best['async2']:.0f} | {best['async2'] / single:.2f}x single; target >= 1.6x |")
+    print(f"| batched potential, 4 robots in one world | {best['batched4']:.0f} | robot steps/s, "
+          f"{best['batched4'] / best['engine']:.2f}x engine |")
+    print(f"| batched potential, 16 robots in one world | {best['batched16']:.0f} | robot steps/s, "
+          f"{best['batched16'] / best['engine']:.2f}x engine |")
+    parts = min(res["single_seeker"], key=lambda r: sum(v for k, v in r.items() if k.startswith("us_")))
+    total = sum(v for k, v in parts.items() if k.startswith("us_"))
+    print(f"\nsingle env step, where the time goes (us per env step, seeker-driven, fastest process): "
+          f"20 physics steps with their sensors {parts['us_world']:.0f} ({100 * parts['us_world'] / total:.0f} %), "
+          f"command {parts['us_act']:.0f}, observation {parts['us_observe']:.0f}, task {parts['us_task']:.0f}")
+    print(f"\nreset(): {reset['ms']:.2f} ms (by {reset['how']}; of which the world's own reset {reset['world_ms']:.2f} "
+          f"ms); target <= 5 ms")
+    print(f"import mvsim_core: {imp['mvsim_core_ms']:.0f} ms, of which mvsim_core.gym (registration) "
+          f"{imp['gym_part_ms']:.2f} ms; import gymnasium alone: {imp['gymnasium_ms']:.0f} ms")
+
+
+if __name__ == "__main__":
+    main()
