@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         total, done = 0.0, False
         while not done:
             if args.gif:
-                frames.append(env.render())
+                frames.append(np.asarray(env.render()))
             action = policy(obs) if policy is not None else env.action_space.sample()
             obs, reward, terminated, truncated, info = env.step(action)
             total += float(reward)

@@ -161,8 +161,9 @@ class MvsimEnv(gym.Env[dict[str, np.ndarray], np.ndarray]):
             if key in entries:
                 raise MvsimError(f"the task's observation '{key}' has the name of one of the vehicle's; rename one")
             entries[key] = space
-        self.observation_space = spaces.Dict(entries)  # type: ignore[assignment]
-        self._keys = list(self.observation_space.spaces)
+        space = spaces.Dict(entries)
+        self._keys = list(space.spaces)
+        self.observation_space = space  # type: ignore[assignment]
         self.action_space = self.agent.action_space
         self.max_episode_steps = max_episode_steps
         self.render_mode = render_mode
