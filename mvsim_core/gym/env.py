@@ -161,9 +161,9 @@ class MvsimEnv(gym.Env[dict[str, np.ndarray], np.ndarray]):
             if key in entries:
                 raise MvsimError(f"the task's observation '{key}' has the name of one of the vehicle's; rename one")
             entries[key] = space
-        space = spaces.Dict(entries)
-        self._keys = list(space.spaces)
-        self.observation_space = space  # type: ignore[assignment]
+        obs_space = spaces.Dict(entries)
+        self._keys = list(obs_space.spaces)
+        self.observation_space = obs_space  # type: ignore[assignment]
         self.action_space = self.agent.action_space
         self.max_episode_steps = max_episode_steps
         self.render_mode = render_mode
