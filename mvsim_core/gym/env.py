@@ -150,12 +150,12 @@ class MvsimEnv(gym.Env[dict[str, np.ndarray], np.ndarray]):
         self.agent = VehicleAgent(self.world, vehicle, action=action, observations=observations,
                                   normalize_actions=normalize_actions, max_speed=max_speed, max_omega=max_omega,
                                   max_steer=max_steer)
+        self.substeps = substeps(self.world, control_period)
+        self.control_period = float(control_period)
         self.task.setup(self.world, [vehicle])
         self.world.start()
         self._start = start_snapshot(self.world)
         self.reset_method = "World.restore" if self._start is not None else "World.reset"
-        self.substeps = substeps(self.world, control_period)
-        self.control_period = float(control_period)
         entries: dict[str, spaces.Space[Any]] = dict(self.agent.observation_spaces)
         for key, space in self.task.observation_spaces(self.world, vehicle).items():
             if key in entries:
@@ -170,6 +170,7 @@ class MvsimEnv(gym.Env[dict[str, np.ndarray], np.ndarray]):
         self.metadata = {**type(self).metadata, "render_fps": 1.0 / self.control_period}
         self.episode_steps = 0
         self._seeded = False
+        self._ready = False  # reset() done: the task has drawn the episode
         self._renderer = (EnvRenderer(self.world, render_mode, render_size, 1.0 / self.control_period,
                                       title=f"mvsim gym: {vehicle}") if render_mode is not None else None)
 
@@ -188,12 +189,19 @@ class MvsimEnv(gym.Env[dict[str, np.ndarray], np.ndarray]):
         self.agent.prime()
         self.agent.vehicle.had_collision = False
         self.episode_steps = 0
+        self._ready = True
         if self.render_mode == "human":
             self.render()
         return self._observe(), {"time": world.time}
 
     def step(self, action: np.ndarray) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
-        """Hold ``action`` for one control period; (observation, reward, terminated, truncated, info)."""
+        """Hold ``action`` for one control period; (observation, reward, terminated, truncated, info).
+
+        Raises:
+            MvsimError: before the first :meth:`reset`; an action that is not two numbers.
+        """
+        if not self._ready:
+            raise MvsimError("call reset() before step(): the episode has not started")
         world, agent = self.world, self.agent
         agent.act(action)
         agent.vehicle.had_collision = False
@@ -248,6 +256,7 @@ class MvsimEnv(gym.Env[dict[str, np.ndarray], np.ndarray]):
         put(snapshot["world"])
         self.episode_steps = int(snapshot["episode_steps"])
         self._seeded = bool(snapshot["seeded"])
+        self._ready = True
         self.task.set_state(snapshot["task"])
 
     # ------------------------------------------------------------------ helpers

@@ -77,12 +77,12 @@ class MvsimParallelEnv(ParallelEnv[str, Obs, np.ndarray]):
         self.vehicle_agents = {n: VehicleAgent(self.world, n, action=action, observations=observations,
                                                normalize_actions=normalize_actions, max_speed=max_speed,
                                                max_omega=max_omega, max_steer=max_steer) for n in names}
+        self.substeps = substeps(self.world, control_period)
+        self.control_period = float(control_period)
         self.task.setup(self.world, names)
         self.world.start()
         self._start = start_snapshot(self.world)
         self.reset_method = "World.restore" if self._start is not None else "World.reset"
-        self.substeps = substeps(self.world, control_period)
-        self.control_period = float(control_period)
         self._obs_spaces: dict[str, spaces.Dict] = {}
         for n, ag in self.vehicle_agents.items():
             entries: dict[str, spaces.Space[Any]] = dict(ag.observation_spaces)

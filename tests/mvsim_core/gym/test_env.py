@@ -217,3 +217,9 @@ def test_reset_goes_back_by_world_restore_where_world_snapshot_exists(make, monk
     got = [env.reset(seed=s)[0] for s in (3, None)]
     assert calls[1:] == [("restore", {"time": 0.0})] * 2
     assert all(same(a, b) for a, b in zip(got, expected, strict=True))
+
+
+def test_step_before_reset_is_refused():
+    env = MvsimEnv(DEMO, "bot1")
+    with pytest.raises(MvsimError, match=r"call reset\(\) before step\(\)"):
+        env.step(np.zeros(2, np.float32))
