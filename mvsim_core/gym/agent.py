@@ -26,8 +26,8 @@ Observations (a dict; each entry a :class:`~gymnasium.spaces.Box`, copied out of
   (x, y, z, w) when it measures one (10 values);
 * ``"odometry"``: (5,) float32 — the wheel odometry's pose since the episode started (x, y m, yaw rad in [−π, π],
   in the frame of the start pose; noisy, it drifts) and the encoders' velocities (v m/s, ω rad/s);
-* ``"velocity"``: (2,) float32 — the encoders' (v m/s, ω rad/s) alone; both bounded by twice the action bounds (a
-  vehicle pushed faster reads the bound);
+* ``"velocity"``: (2,) float32 — the encoders' (v m/s, ω rad/s) alone; bounded by twice the vehicle's
+  ``max_speed`` and ``max_omega`` (a vehicle pushed faster reads the bound);
 * ``"pose"``: (3,) float32 — the true pose (x, y m, yaw rad in [−π, π]) in the world frame (ground truth).
 
 Sensors are sampled on their own schedule (every ``sensor_period``); an observation holds the latest sample. A
@@ -94,12 +94,12 @@ def _lidar3d_read(s: Any, obs: Any) -> np.ndarray:
 
 
 def _camera_space(s: Any) -> spaces.Box:
-    return spaces.Box(0, 255, (int(s.nrows), int(s.ncols), 3), np.uint8)
+    return spaces.Box(0, 255, (int(s.height), int(s.width), 3), np.uint8)
 
 
 def _camera_read(s: Any, obs: Any) -> np.ndarray:
     if obs is None:
-        return np.zeros((int(s.nrows), int(s.ncols), 3), dtype=np.uint8)
+        return np.zeros((int(s.height), int(s.width), 3), dtype=np.uint8)
     return np.array(obs.rgb, dtype=np.uint8)
 
 

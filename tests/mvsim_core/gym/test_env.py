@@ -223,3 +223,18 @@ def test_step_before_reset_is_refused():
     env = MvsimEnv(DEMO, "bot1")
     with pytest.raises(MvsimError, match=r"call reset\(\) before step\(\)"):
         env.step(np.zeros(2, np.float32))
+
+
+def test_camera_observation_is_its_image(offscreen_gl):
+    """r2 of the viewer's test world carries a 64 x 48 camera looking level across the grey floor (#c8c8c8, full
+    ambient light) to the horizon, the background above it."""
+    env = MvsimEnv(REPO / "tests" / "mvsim_core" / "gui" / "data" / "viewer.world.xml", "r2",
+                   observations=("cam1",), max_speed=1.0, max_omega=1.0)
+    space = env.observation_space["cam1"]
+    assert space.shape == (48, 64, 3) and space.dtype == np.uint8
+    obs, _ = env.reset(seed=0)
+    cam = env.world.vehicles["r2"].sensors["cam1"]
+    assert cam.last.stamp == 0.0  # rendered at the reset
+    np.testing.assert_array_equal(obs["cam1"], cam.last.rgb)
+    img = obs["cam1"].astype(int)
+    assert (img[-1] == 200).all() and (img[0] != 200).all()  # floor below, background above
