@@ -2,7 +2,7 @@
 actions and the scripted goal seeker on the same seeded episodes. Not part of the tests or of the package's
 dependencies; it needs Stable-Baselines3 and PyTorch besides the ``gym`` extra::
 
-    .venv/bin/pip install stable-baselines3 torch --extra-index-url https://download.pytorch.org/whl/cpu
+    .venv/bin/pip install stable-baselines3 torch   # PyPI's torch brings CUDA libraries (~3 GB); CPU-only is enough
     .venv/bin/python scripts/train_goal_reaching_sb3.py --steps 300000 --envs 2 --out goal_ppo.zip
     .venv/bin/python scripts/train_goal_reaching_sb3.py --evaluate goal_ppo.zip      # evaluation only
 

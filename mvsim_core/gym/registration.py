@@ -1,8 +1,8 @@
 """The Gymnasium ids of the environments here, made known to ``gymnasium.make`` by ``import mvsim_core``.
 
 Gymnasium 1.4 loads no plugins (its registration module reads no entry points): a package makes its ids known by
-calling ``gymnasium.register``. Importing gymnasium costs more than ``import mvsim_core`` itself (~160 ms against
-~110 ms here, bytecode cached), so ``import mvsim_core`` does not import it. :func:`register_on_import` registers the
+calling ``gymnasium.register``. Importing gymnasium costs more than ``import mvsim_core`` itself (~120 ms against
+~100 ms here, bytecode cached), so ``import mvsim_core`` does not import it. :func:`register_on_import` registers the
 ids at once when gymnasium is already imported; otherwise it puts a finder on ``sys.meta_path`` that waits for
 ``gymnasium.envs.registration`` to be imported (by ``import gymnasium`` or anything else), registers the ids right after
 that module has run, and takes itself off the path. Either import order works::
@@ -10,7 +10,7 @@ that module has run, and takes itself off the path. Either import order works::
     import mvsim_core, gymnasium
     env = gymnasium.make("mvsim/GoalReaching-v0")
 
-What it costs ``import mvsim_core``: importing this module (0.35 ms of ~110 ms, bytecode cached) and putting the finder
+What it costs ``import mvsim_core``: importing this module (0.35 ms of ~100 ms, bytecode cached) and putting the finder
 first on ``sys.meta_path``, where each later import asks it first (one string comparison); ``benchmarks/bench_gym.py``
 measures it.
 """
