@@ -26,7 +26,7 @@ setup(
     name=PACKAGE,
     version="0.1.0",
     packages=find_packages(include=["mvsim_core", "mvsim_core.*", "mvsim_ros2", "mvsim_ros2.*"]),
-    package_data={"mvsim_core": ["comms/proto/*.proto"]},
+    package_data={"mvsim_core": ["comms/proto/*.proto", "gym/worlds/*.xml", "gym/worlds/*.png"]},
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + PACKAGE]),
         ("share/" + PACKAGE, ["package.xml"]),

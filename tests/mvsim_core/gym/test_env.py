@@ -187,35 +187,31 @@ def test_snapshot_hooks_say_what_is_missing(make):
     env = make().unwrapped
     env.reset(seed=0)
     if hasattr(mv.World, "snapshot"):
-        pytest.skip("World.snapshot exists: test_env_snapshot.py covers the hooks")
+        pytest.skip("World.snapshot exists: test_env_determinism.py uses the hooks")
     with pytest.raises(MvsimError, match="World has no snapshot"):
         env.snapshot()
     with pytest.raises(MvsimError, match="World has no restore"):
         env.restore({"world": None, "episode_steps": 0, "seeded": True, "task": {}})
 
 
-def test_reset_goes_back_by_world_restore_where_world_snapshot_exists(make, monkeypatch):
-    """With World.snapshot/restore (stand-ins here that record their calls and reset), reset() restores the snapshot
-    taken when the world started; the episodes are the same as by World.reset."""
+def test_reset_by_world_restore_gives_the_episodes_of_world_reset(make, monkeypatch):
+    """reset() restores the snapshot taken when the world started (World.restore); without World.snapshot it goes
+    back by World.reset. Both give the same first observations, seeded and unseeded."""
+    env = make().unwrapped
+    assert env.reset_method == "World.restore"
+    got = [env.reset(seed=s)[0] for s in (3, None)]
+    env.action_space.seed(0)
+    for _ in range(30):
+        env.step(env.action_space.sample())
+    got.append(env.reset(seed=5)[0])
+    monkeypatch.delattr(mv.World, "snapshot")
     plain = make().unwrapped
     assert plain.reset_method == "World.reset"
     expected = [plain.reset(seed=s)[0] for s in (3, None)]
-    calls: list[tuple] = []
-
-    def snapshot(self):
-        calls.append(("snapshot", self.time))
-        return {"time": self.time}
-
-    def restore(self, snap):
-        calls.append(("restore", snap))
-        self.reset()
-
-    monkeypatch.setattr(mv.World, "snapshot", snapshot, raising=False)
-    monkeypatch.setattr(mv.World, "restore", restore, raising=False)
-    env = make().unwrapped
-    assert env.reset_method == "World.restore" and calls == [("snapshot", 0.0)]
-    got = [env.reset(seed=s)[0] for s in (3, None)]
-    assert calls[1:] == [("restore", {"time": 0.0})] * 2
+    plain.action_space.seed(0)
+    for _ in range(30):
+        plain.step(plain.action_space.sample())
+    expected.append(plain.reset(seed=5)[0])
     assert all(same(a, b) for a, b in zip(got, expected, strict=True))
 
 
