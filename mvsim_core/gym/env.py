@@ -91,7 +91,7 @@ def restart(world: World, seed: int | None, start: Any = None) -> None:
     previous episodes' draws)."""
     carry = None if seed is not None else dict(world.rng.generator.bit_generator.state)
     if start is not None:
-        world.restore(start)  # type: ignore[attr-defined]
+        world.restore(start)
     else:
         world.reset()
     if carry is None:
