@@ -10,8 +10,8 @@ Cases, each in a fresh process (load, numba kernels and 200 steps of warm-up out
 * single (seeker): ``gymnasium.make("mvsim/GoalReaching-v0")`` driven by the scripted goal seeker from reset(seed=k)
   episode after episode (resets counted in); time inside ``step()`` and ``reset()`` only (the policy's excluded);
 * single (random): the same with random actions (collisions: more contacts, more resets);
-* reset: ``env.reset()``, which puts the world back by ``World.restore`` of a snapshot taken at the start when
-  ``World.snapshot`` exists, else by ``World.reset()`` (the table says which), then draws a start and a goal;
+* reset: ``env.reset()``, which puts the world back by ``World.restore`` of a snapshot taken at the start or,
+  where the world cannot take one, by ``World.reset()`` (the table says which), then draws a start and a goal;
 * sync x2, async x2: ``gymnasium.vector.SyncVectorEnv`` / ``AsyncVectorEnv`` of 2 copies, seeker-driven; env steps
   of both copies per second of ``step()`` time;
 * batched potential: N robots in N copies of the room side by side, one world (one process): robot steps per second,

@@ -14,8 +14,8 @@ the reward and says whether the episode ended; ``max_episode_steps`` truncates i
 episodes end only by truncation.
 
 Seeds and determinism: :meth:`MvsimEnv.reset` puts the world back to its start (physics, controllers, sensors, bit for
-bit: ``World.restore`` of a snapshot taken when the world started, where ``World.snapshot`` exists, else
-``World.reset``) and then sets the world's random generator, which the task's draws (start poses, goals) and the
+bit: ``World.restore`` of a snapshot taken when the world started, or ``World.reset`` where the world cannot
+take one) and then sets the world's random generator, which the task's draws (start poses, goals) and the
 sensors' noise come from: from ``seed`` when one is given; otherwise it goes on from where the previous episode left
 it (the first reset without a seed takes one from Gymnasium's entropy-seeded ``np_random``). The same seed and
 actions give bit-identical observations. The world file itself is loaded once, with ``world_seed``.
@@ -38,7 +38,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from mvsim_core.errors import MvsimError
+from mvsim_core.errors import MvsimError, SnapshotError
 from mvsim_core.gym.agent import VehicleAgent
 from mvsim_core.gym.rendering import RENDER_MODES, EnvRenderer
 from mvsim_core.gym.task import Task
@@ -78,10 +78,13 @@ def set_seed(world: World, seed: int) -> None:
 
 
 def start_snapshot(world: World) -> Any:
-    """A snapshot of the started ``world`` to restart episodes from (``World.snapshot()``), or None when this World
-    cannot take one: :func:`restart` then uses ``World.reset()``."""
-    take, put = getattr(world, "snapshot", None), getattr(world, "restore", None)
-    return take() if callable(take) and callable(put) else None
+    """A snapshot of the started ``world`` to restart episodes from (``World.snapshot()``), or None when this world
+    cannot take one (:class:`~mvsim_core.errors.SnapshotError`: a Box2D build of another memory layout, or
+    ``MVSIM_BOX2D_RAW=0``): :func:`restart` then uses ``World.reset()``."""
+    try:
+        return world.snapshot()
+    except SnapshotError:
+        return None
 
 
 def restart(world: World, seed: int | None, start: Any = None) -> None:
@@ -122,7 +125,7 @@ class MvsimEnv(gym.Env[dict[str, np.ndarray], np.ndarray]):
         world: the world. agent: the :class:`~mvsim_core.gym.agent.VehicleAgent`. task: the task.
         substeps: physics steps per step. episode_steps: steps since the last reset.
         reset_method: how :meth:`reset` puts the world back to its start: ``"World.restore"`` (of a snapshot taken
-            when it started, where ``World.snapshot`` exists) or ``"World.reset"``.
+            when it started) or ``"World.reset"`` where the world cannot take one.
 
     Raises:
         MvsimError: bad arguments (the message says which and why); WorldFileError: a bad world file.
@@ -235,12 +238,9 @@ class MvsimEnv(gym.Env[dict[str, np.ndarray], np.ndarray]):
         """The environment's state: the world's (``World.snapshot()``) and its own plain fields.
 
         Raises:
-            MvsimError: this World cannot snapshot (no ``World.snapshot``).
+            SnapshotError: this world cannot snapshot (see ``World.snapshot``).
         """
-        take = getattr(self.world, "snapshot", None)
-        if take is None:
-            raise MvsimError("this version of World has no snapshot(): environment snapshots need it")
-        return {"world": take(), "episode_steps": self.episode_steps, "seeded": self._seeded,
+        return {"world": self.world.snapshot(), "episode_steps": self.episode_steps, "seeded": self._seeded,
                 "task": self.task.state()}
 
     def restore(self, snapshot: dict[str, Any]) -> None:
@@ -248,12 +248,9 @@ class MvsimEnv(gym.Env[dict[str, np.ndarray], np.ndarray]):
         another process).
 
         Raises:
-            MvsimError: this World cannot restore (no ``World.restore``).
+            SnapshotError: the snapshot is not of this world (see ``World.restore``).
         """
-        put = getattr(self.world, "restore", None)
-        if put is None:
-            raise MvsimError("this version of World has no restore(): environment snapshots need it")
-        put(snapshot["world"])
+        self.world.restore(snapshot["world"])
         self.episode_steps = int(snapshot["episode_steps"])
         self._seeded = bool(snapshot["seeded"])
         self._ready = True

@@ -179,18 +179,12 @@ class MvsimParallelEnv(ParallelEnv[str, Obs, np.ndarray]):
     # ------------------------------------------------------------------ snapshots
     def snapshot(self) -> dict[str, Any]:
         """As :meth:`MvsimEnv.snapshot <mvsim_core.gym.env.MvsimEnv.snapshot>`, with the live agents."""
-        take = getattr(self.world, "snapshot", None)
-        if take is None:
-            raise MvsimError("this version of World has no snapshot(): environment snapshots need it")
-        return {"world": take(), "episode_steps": self.episode_steps, "seeded": self._seeded,
+        return {"world": self.world.snapshot(), "episode_steps": self.episode_steps, "seeded": self._seeded,
                 "agents": list(self.agents), "task": self.task.state()}
 
     def restore(self, snapshot: dict[str, Any]) -> None:
         """As :meth:`MvsimEnv.restore <mvsim_core.gym.env.MvsimEnv.restore>`."""
-        put = getattr(self.world, "restore", None)
-        if put is None:
-            raise MvsimError("this version of World has no restore(): environment snapshots need it")
-        put(snapshot["world"])
+        self.world.restore(snapshot["world"])
         self.episode_steps = int(snapshot["episode_steps"])
         self._seeded = bool(snapshot["seeded"])
         self.agents = list(snapshot["agents"])
