@@ -12,8 +12,15 @@ Cases, each in a fresh process (load, numba kernels and 200 steps of warm-up out
 * single (random): the same with random actions (collisions: more contacts, more resets);
 * reset: ``env.reset()``, which puts the world back by ``World.restore`` of a snapshot taken at the start or,
   where the world cannot take one, by ``World.reset()`` (the table says which), then draws a start and a goal;
-* sync x2, async x2: ``gymnasium.vector.SyncVectorEnv`` / ``AsyncVectorEnv`` of 2 copies, seeker-driven; env steps
-  of both copies per second of ``step()`` time;
+* sync x2, async x2, mvsim x2: ``gymnasium.vector.SyncVectorEnv`` / ``AsyncVectorEnv`` of 2 copies, and
+  ``gymnasium.make_vec(ENV_ID, num_envs=2)``, which makes an ``MvsimVectorEnv`` (this process steps one copy, a worker
+  the other); seeker-driven; env steps of both copies per second of ``step()`` time;
+* mvsim x2 / single, interleaved: one process holding a single environment and an ``MvsimVectorEnv`` of 2, stepping
+  them in alternate blocks of 200 steps (10 blocks each): the ratio of their rates, with the machine's changing load
+  met alike by both (the table gives the median over the fresh processes);
+* twin processes: the machine's own ceiling for two processes: one process steps a single environment in blocks of 200
+  steps, alone and with a forked twin stepping another at the same time (10 blocks each, alternating): the two
+  processes' rates together over the rate alone;
 * batched potential: N robots in N copies of the room side by side, one world (one process): robot steps per second,
   what a native batched environment could reach;
 * import: ``python -X importtime -c "import mvsim_core"`` (bytecode cached): the total, and the share of
@@ -160,29 +167,129 @@ def case_vector(steps: int, mode: str) -> dict:
     import functools
 
     import gymnasium as gym
-    import numpy as np
 
     import mvsim_core  # noqa: F401
     from mvsim_core.gym.goal_seeker import GoalSeeker
 
-    fns = [functools.partial(gym.make, ENV_ID) for _ in range(2)]
-    venv = gym.vector.SyncVectorEnv(fns) if mode == "sync" else gym.vector.AsyncVectorEnv(fns)
+    if mode == "mvsim":
+        venv = gym.make_vec(ENV_ID, num_envs=2)
+        assert type(venv).__name__ == "MvsimVectorEnv"
+    else:
+        fns = [functools.partial(gym.make, ENV_ID) for _ in range(2)]
+        venv = gym.vector.SyncVectorEnv(fns) if mode == "sync" else gym.vector.AsyncVectorEnv(fns)
     seeker = GoalSeeker(gym.make(ENV_ID))  # the same robot and lidar: one seeker serves both copies
-    obs, _ = venv.reset(seed=[1000, 2000])
-
-    def act(o) -> np.ndarray:
-        return np.stack([seeker({k: v[i] for k, v in o.items()}) for i in range(2)])
-
-    for _ in range(WARMUP):
-        obs, *_ = venv.step(act(obs))
-    inside = 0.0
-    for _ in range(steps):
-        a = act(obs)
-        t0 = time.perf_counter()
-        obs, *_ = venv.step(a)
-        inside += time.perf_counter() - t0
+    vector = _VectorLoop(venv, seeker)
+    vector.run(WARMUP)
+    inside = vector.run(steps)
     venv.close()
     return {"rate": 2 * steps / inside}
+
+
+class _VectorLoop:
+    """A 2-copy vector environment driven by the seeker, resumable block after block."""
+
+    def __init__(self, venv, seeker) -> None:
+        self.venv, self.seeker = venv, seeker
+        self.obs, _ = venv.reset(seed=[1000, 2000])
+
+    def run(self, steps: int) -> float:
+        """Seconds inside step() over ``steps`` steps."""
+        import numpy as np
+
+        inside = 0.0
+        for _ in range(steps):
+            a = np.stack([self.seeker({k: v[i] for k, v in self.obs.items()}) for i in range(2)])
+            t0 = time.perf_counter()
+            self.obs, *_ = self.venv.step(a)
+            inside += time.perf_counter() - t0
+        return inside
+
+
+class _SingleLoop:
+    """A single environment driven by the seeker, resumable block after block."""
+
+    def __init__(self, env, seeker) -> None:
+        self.env, self.seeker, self.seed = env, seeker, 1000
+        self.obs, _ = env.reset(seed=self.seed)
+
+    def run(self, steps: int) -> float:
+        """Seconds inside step()/reset() over ``steps`` steps."""
+        inside = 0.0
+        for _ in range(steps):
+            a = self.seeker(self.obs)
+            t0 = time.perf_counter()
+            self.obs, _, terminated, truncated, _ = self.env.step(a)
+            if terminated or truncated:
+                self.seed += 1
+                self.obs, _ = self.env.reset(seed=self.seed)
+            inside += time.perf_counter() - t0
+        return inside
+
+
+def case_interleaved(steps: int) -> dict:
+    """MvsimVectorEnv x2 against a single environment, in alternate blocks within one process."""
+    import gymnasium as gym
+
+    import mvsim_core  # noqa: F401
+    from mvsim_core.gym.goal_seeker import GoalSeeker
+
+    env = gym.make(ENV_ID)
+    seeker = GoalSeeker(env)
+    single = _SingleLoop(env, seeker)
+    venv = gym.make_vec(ENV_ID, num_envs=2)
+    vector = _VectorLoop(venv, seeker)
+    single.run(WARMUP)
+    vector.run(WARMUP)
+    block = 200
+    t_single = t_vector = 0.0
+    for _ in range(max(1, steps // block)):
+        t_single += single.run(block)
+        t_vector += vector.run(block)
+    venv.close()
+    return {"ratio": 2 * t_single / t_vector, "single": max(1, steps // block) * block / t_single}
+
+
+def _twin(conn) -> None:
+    """The twin of case_twins: steps its own environment for each block asked, answers the seconds spent."""
+    import gymnasium as gym
+
+    from mvsim_core.gym.goal_seeker import GoalSeeker
+
+    env = gym.make(ENV_ID)
+    loop = _SingleLoop(env, GoalSeeker(env))
+    loop.seed = 5000
+    while (n := conn.recv()) is not None:
+        conn.send(loop.run(n))
+
+
+def case_twins(steps: int) -> dict:
+    """Two processes each stepping their own single environment, against one alone (alternate blocks)."""
+    import multiprocessing as mp
+
+    import gymnasium as gym
+
+    import mvsim_core  # noqa: F401
+    from mvsim_core.gym.goal_seeker import GoalSeeker
+
+    env = gym.make(ENV_ID)
+    loop = _SingleLoop(env, GoalSeeker(env))
+    ours, theirs = mp.get_context("fork").Pipe()
+    twin = mp.get_context("fork").Process(target=_twin, args=(theirs,), daemon=True)
+    twin.start()
+    loop.run(WARMUP)
+    ours.send(WARMUP)
+    ours.recv()
+    block, blocks = 200, max(1, steps // 200)
+    alone = together = other = 0.0
+    for _ in range(blocks):
+        alone += loop.run(block)
+        ours.send(block)
+        together += loop.run(block)
+        other += ours.recv()
+    ours.send(None)
+    twin.join()
+    n = blocks * block
+    return {"ratio": (n / together + n / other) / (n / alone)}
 
 
 def case_batched(steps: int, copies: int) -> dict:
@@ -254,9 +361,18 @@ CASES = {
     "reset": lambda n: case_reset(n),
     "sync2": lambda n: case_vector(n, "sync"),
     "async2": lambda n: case_vector(n, "async"),
+    "mvsim2": lambda n: case_vector(n, "mvsim"),
+    "interleaved": lambda n: case_interleaved(n),
+    "twins": lambda n: case_twins(n),
     "batched4": lambda n: case_batched(n, 4),
     "batched16": lambda n: case_batched(n, 16),
 }
+
+
+def _median(values: list[float]) -> float:
+    import statistics
+
+    return statistics.median(values)
 
 
 def child(case: str, steps: int) -> dict:
@@ -290,7 +406,15 @@ def main() -> None:
     print(f"| single env, seeker | {single:.0f} | step()+reset() time; target >= 1000 |")
     print(f"| single env, random actions | {best['single_random']:.0f} | more collisions and resets |")
     print(f"| SyncVectorEnv x2 | {best['sync2']:.0f} | {best['sync2'] / single:.2f}x single |")
-    print(f"| AsyncVectorEnv x2 | {best['async2']:.0f} | {best['async2'] / single:.2f}x single; target >= 1.6x |")
+    print(f"| AsyncVectorEnv x2 | {best['async2']:.0f} | {best['async2'] / single:.2f}x single |")
+    ratios = sorted(r["ratio"] for r in res["interleaved"])
+    median = _median(ratios)
+    print(f"| MvsimVectorEnv x2 (make_vec) | {best['mvsim2']:.0f} | {best['mvsim2'] / single:.2f}x single; "
+          f"interleaved in one process: {median:.2f}x (median; {', '.join(f'{r:.2f}' for r in ratios)}); "
+          f"target >= 1.6x |")
+    twins = sorted(r["ratio"] for r in res["twins"])
+    print(f"| two processes, each a single env, at once | | together {_median(twins):.2f}x one alone (median; "
+          f"{', '.join(f'{r:.2f}' for r in twins)}): this machine's ceiling for x2 |")
     print(f"| batched potential, 4 robots in one world | {best['batched4']:.0f} | robot steps/s, "
           f"{best['batched4'] / best['engine']:.2f}x engine |")
     print(f"| batched potential, 16 robots in one world | {best['batched16']:.0f} | robot steps/s, "

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mvsim_core.errors import MvsimError
 from mvsim_core.gym.env import MvsimEnv
@@ -32,6 +32,9 @@ from mvsim_core.gym.goal_reaching import GoalReaching
 from mvsim_core.gym.parallel_env import MvsimParallelEnv
 from mvsim_core.gym.task import Task
 from mvsim_core.world import World
+
+if TYPE_CHECKING:
+    from mvsim_core.gym.vector_env import MvsimVectorEnv
 
 WORLDS = Path(__file__).parent / "worlds"
 """The world files of the registered environments."""
@@ -73,6 +76,22 @@ class GoalReachingEnv(MvsimEnv):
         args["task"] = task if task is not None else GoalReaching()
         self.variant = variant
         super().__init__(**args)
+
+
+VECTOR_ARGS = ("processes", "share_main", "copy", "autoreset_mode", "context", "spin")
+"""Arguments of :func:`goal_reaching_vector_env` that go to the vector environment rather than to the copies."""
+
+
+def goal_reaching_vector_env(num_envs: int = 1, **kwargs: Any) -> MvsimVectorEnv:
+    """``num_envs`` copies of :class:`GoalReachingEnv` as an :class:`~mvsim_core.gym.vector_env.MvsimVectorEnv`: what
+    ``gymnasium.make_vec("mvsim/GoalReaching-v0", num_envs)`` makes. ``kwargs``: the vector environment's own
+    (:data:`VECTOR_ARGS`) and the copies' (those of :class:`GoalReachingEnv`)."""
+    import functools
+
+    from mvsim_core.gym.vector_env import MvsimVectorEnv
+
+    own = {k: kwargs.pop(k) for k in VECTOR_ARGS if k in kwargs}
+    return MvsimVectorEnv([functools.partial(GoalReachingEnv, **kwargs)] * num_envs, **own)
 
 
 def goal_reaching_parallel_env(world: str | Path | World | None = None, agents: list[str] | None = None, *,

@@ -36,6 +36,11 @@ ENVIRONMENTS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 """id -> (entry point, keyword arguments) of every registered configuration."""
 
+VECTOR_ENTRY_POINT = "mvsim_core.gym.goal_reaching_env:goal_reaching_vector_env"
+"""What ``gymnasium.make_vec(id, num_envs)`` makes for these ids by default: an
+:class:`~mvsim_core.gym.vector_env.MvsimVectorEnv` (``vectorization_mode="sync"`` or ``"async"`` still give
+Gymnasium's own)."""
+
 
 def register_envs(registration: ModuleType | None = None) -> list[str]:
     """Register the ids of :data:`ENVIRONMENTS` that Gymnasium does not know yet; returns those registered.
@@ -49,7 +54,8 @@ def register_envs(registration: ModuleType | None = None) -> list[str]:
     added = []
     for env_id, (entry_point, kwargs) in ENVIRONMENTS.items():
         if env_id not in module.registry:
-            module.register(id=env_id, entry_point=entry_point, kwargs=dict(kwargs))
+            module.register(id=env_id, entry_point=entry_point, vector_entry_point=VECTOR_ENTRY_POINT,
+                            kwargs=dict(kwargs))
             added.append(env_id)
     return added
 
