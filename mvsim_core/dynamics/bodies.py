@@ -222,6 +222,7 @@ class Bodies:
         self._contact_bodies = [self._body(n) for n in self._contact_names]
         self._collision_order = [*self.vehicle_bodies, *self._block_names]
         self._flags = np.zeros(len(self._contact_names), dtype=np.bool_)
+        self.contact_hits = -1  # bodies flagged by the last contact_flags() (-1: none yet)
         self._contact_addrs: np.ndarray | None = None
         if self.raw and raw_contacts_ok():
             self._contact_addrs = np.array([body_address(b) for b in self._contact_bodies], dtype=np.int64)
@@ -658,22 +659,30 @@ class Bodies:
         return self._contact_names
 
     def contact_flags(self, threshold: float) -> np.ndarray:
-        """(n,) bool: :meth:`collisions` of the bodies in :attr:`contact_names` order, as an array (no dict)."""
+        """(n,) bool: :meth:`collisions` of the bodies in :attr:`contact_names` order, as an array (no dict).
+        :attr:`contact_hits` is then the number of True values."""
         if self._contact_addrs is not None:
             flags = self._flags
             flags[:] = False
-            if collision_flags_raw(*memory(), self._contact_addrs, float(threshold), flags) == 0:
+            hits = collision_flags_raw(*memory(), self._contact_addrs, float(threshold), flags)
+            if hits >= 0:
+                self.contact_hits = int(hits)
                 return flags
             log.warning("unexpected Box2D contact data; collision flags go through the pybox2d API from now on")
             self._contact_addrs = None
         index = {b: k for k, b in enumerate(self._contact_bodies)}
-        return np.array(collision_flags_api(self.b2world, index, float(threshold)), dtype=np.bool_).reshape(-1)
+        flags = np.array(collision_flags_api(self.b2world, index, float(threshold)), dtype=np.bool_).reshape(-1)
+        self.contact_hits = int(flags.sum())
+        return flags
 
 
 def _per_body(n: int, *values: ArrayLike) -> list[np.ndarray]:
     """Each value as a float64 array of n entries (scalars are repeated)."""
     out = []
     for v in values:
+        if type(v) is np.ndarray and v.dtype == np.float64 and v.shape == (n,):  # the physics' own arrays
+            out.append(v)
+            continue
         a = np.asarray(v, dtype=np.float64)
         if a.shape != (n,):
             try:

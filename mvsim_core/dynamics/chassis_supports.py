@@ -72,8 +72,17 @@ class ChassisSupports:
         self._radius = np.array(radius, dtype=np.float64)
         self._wy = (np.asarray(wheels.y)[self._left] - np.asarray(wheels.y)[self._right]) if n else np.zeros(0)
 
+    def reach(self, n_vehicles: int) -> np.ndarray:
+        """(V,) for each vehicle index, the farthest point (m, from the vehicle origin, in its plane) that :meth:`fit`
+        asks the ground about: the chassis ends of the one-axle vehicles, 0 for the others."""
+        out = np.zeros(n_vehicles)
+        if len(self.rows):
+            ym = self._axle[:, 1]
+            out[self.rows] = np.maximum(np.hypot(self._ends[:, 0], ym), np.hypot(self._ends[:, 1], ym))
+        return out
+
     def fit(self, terrain: Any, state: np.ndarray, z: np.ndarray, pitch: np.ndarray, roll: np.ndarray,
-            pitch_prev: np.ndarray | None = None) -> None:
+            pitch_prev: np.ndarray | None = None, only: np.ndarray | None = None) -> None:
         """Set z, pitch and roll (m, rad; arrays over all vehicles, changed in place) of the one-axle vehicles.
 
         Args:
@@ -81,33 +90,40 @@ class ChassisSupports:
             state: (V, >=3) x, y (m), yaw (rad) of every vehicle.
             z, pitch, roll: (V,) the wheel fit's result (for these vehicles: the wheels' mean ground, 0, 0).
             pitch_prev: (V,) pitch before this step's fit (None: ``pitch``), where the ends were.
+            only: (len(rows),) bool: fit only these of the one-axle vehicles (None: all); each vehicle's result
+                does not depend on the others'.
         """
-        n = len(self.rows)
+        if only is None:
+            k, axle, tips, radius, wy = self.rows, self._axle, self._ends, self._radius, self._wy
+        else:
+            sel = np.flatnonzero(only)
+            k, axle, tips, radius, wy = self.rows[sel], self._axle[sel], self._ends[sel], self._radius[sel], \
+                self._wy[sel]
+        n = len(k)
         if n == 0:
             return
-        k = self.rows
         x, y, yaw = state[k, 0], state[k, 1], state[k, 2]
         c, s = np.cos(yaw), np.sin(yaw)
-        x0, ym = self._axle[:, 0], self._axle[:, 1]
-        half_wy = 0.5 * self._wy
+        x0, ym = axle[:, 0], axle[:, 1]
+        half_wy = 0.5 * wy
         # query points, vehicle frame: left wheel, right wheel, front end, rear end (each n rows)
-        lx = np.concatenate([x0, x0, self._ends[:, 0], self._ends[:, 1]])
+        lx = np.concatenate([x0, x0, tips[:, 0], tips[:, 1]])
         ly = np.concatenate([ym + half_wy, ym - half_wy, ym, ym])
         px = np.tile(x, 4) + np.tile(c, 4) * lx - np.tile(s, 4) * ly
         py = np.tile(y, 4) + np.tile(s, 4) * lx + np.tile(c, 4) * ly
-        step = 2.0 * STEP_FACTOR * self._radius
+        step = 2.0 * STEP_FACTOR * radius
         zc = z[k]
         tan_prev = -np.tan((pitch if pitch_prev is None else pitch_prev)[k])
-        reach = np.concatenate([self._ends[:, 0] - x0, self._ends[:, 1] - x0])  # front > 0, rear < 0
+        reach = np.concatenate([tips[:, 0] - x0, tips[:, 1] - x0])  # front > 0, rear < 0
         expect = np.tile(zc, 2) + reach * np.tile(tan_prev, 2)  # where the ends were, at this step's axle height
         tilt = np.abs(np.tan(roll[k])) * half_wy
-        zq = np.concatenate([zc + tilt + self._radius, zc + tilt + self._radius, expect + np.tile(self._radius, 2)])
+        zq = np.concatenate([zc + tilt + radius, zc + tilt + radius, expect + np.tile(radius, 2)])
         h = terrain.height_at(px, py, zq)
         hl, hr, hf, hb = h[:n], h[n:2 * n], h[2 * n:3 * n], h[3 * n:]
         both = ~(np.isnan(hl) | np.isnan(hr))
         z_axle = np.where(both, 0.5 * (hl + hr), np.where(np.isnan(hl), hr, hl))
         z_axle = np.where(np.isnan(z_axle), zc, z_axle)
-        tan_roll = np.where(both, (hl - hr) / np.where(self._wy > 0, self._wy, 1.0), 0.0)
+        tan_roll = np.where(both, (hl - hr) / np.where(wy > 0, wy, 1.0), 0.0)
         ends = np.concatenate([hf, hb])
         axle2 = np.tile(z_axle, 2)
         with np.errstate(invalid="ignore"):

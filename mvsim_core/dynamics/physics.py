@@ -104,6 +104,7 @@ class Physics:
         self.state = self.bodies.read_states(self.names) if n else np.zeros((0, 6))
         self._settle_on_terrain()
         self.terrain_obstacles = TerrainObstacles(self.bodies, self.terrain, self.vehicles)
+        self._level = self._level_ground()
         self.bodies.remember_static()
         self.odo_prev = self.state[:, :3].copy()
         self.odometry = np.zeros((n, 3))
@@ -470,19 +471,83 @@ class Physics:
             elif change == JUMP:
                 body.transform = ((float(p1[k, 0]), float(p1[k, 1])), float(p1[k, 3]))
 
+    def _level_ground(self) -> tuple[float, np.ndarray | None, np.ndarray, np.ndarray, np.ndarray] | None:
+        """What :meth:`_on_level_ground` needs, when the ground but its blocks is one level and the wheels' fit is
+        not skipped altogether (``flat_z``): (z, the planes' rects or None for the implicit floor, each vehicle's
+        reach (m), whether it has wheels, whether it is a one-axle vehicle); else None."""
+        if self.flat_z is not None or self.wheels.n == 0:
+            return None
+        ground = self.terrain.ground_without_blocks()
+        if ground is None:
+            return None
+        n = len(self.vehicles)
+        w = self.wheels
+        reach = self.supports.reach(n)
+        np.maximum.at(reach, w.vehicle, np.hypot(w.x, w.y))
+        wheeled = np.bincount(w.vehicle, minlength=n) > 0
+        one_axle = np.zeros(n, dtype=np.bool_)
+        one_axle[self.supports.rows] = True
+        return ground[0], ground[1], reach * (1.0 + 1e-9) + 1e-6, wheeled, one_axle
+
+    def _on_level_ground(self) -> np.ndarray | None:
+        """(V,) bool: the vehicles whose fit this step gives level ground for sure, so it can be skipped: resting
+        level at the ground's height now, every point the fit asks about over one of the planes (or anywhere, on
+        the implicit floor) and out of reach of every block. None when the world has no such ground."""
+        lv = self._level
+        if lv is None:
+            return None
+        z0, rects, reach, _, _ = lv
+        st = self.state
+        x, y = st[:, 0], st[:, 1]
+        level = (self.z == z0) & (self.pitch == 0.0) & (self.roll == 0.0)
+        if rects is not None:
+            level &= ((x[:, None] - reach[:, None] >= rects[None, :, 0])
+                      & (x[:, None] + reach[:, None] <= rects[None, :, 1])
+                      & (y[:, None] - reach[:, None] >= rects[None, :, 2])
+                      & (y[:, None] + reach[:, None] <= rects[None, :, 3])).any(axis=1)
+        centres, radii = self.terrain.block_discs()
+        if len(radii):
+            gap = reach[:, None] + radii[None, :]
+            d2 = (x[:, None] - centres[None, :, 0]) ** 2 + (y[:, None] - centres[None, :, 1]) ** 2
+            level &= (d2 > gap * gap).all(axis=1)
+        return level
+
     def fit_terrain(self) -> None:
         """Stage 1: z, pitch, roll of every vehicle from its wheel contacts and the gravity along the slope on every
         wheel (reference §2.2); then the static boxes of occupied grid cells and the terrain steps near each
-        vehicle."""
+        vehicle.
+
+        A vehicle resting level on one-level ground, out of reach of every block, is not fitted: its fit would
+        find the same level (z, and pitch = roll = 0, written with the signs of zero the fit gives), so the result
+        is the same to the bit, without the queries."""
         w = self.wheels
         if w.n and self.flat_z is not None:
             self.z[:] = self.flat_z
         elif w.n:
             st = self.state
-            z, pitch, roll = self.terrain.fit_vehicles(
-                st[:, 0], st[:, 1], st[:, 2], self.z, self.pitch, self.roll, self.wheel_xy, 2.0 * w.radius,
-                w.vehicle)
-            self.supports.fit(self.terrain, st, z, pitch, roll, self.pitch)
+            level = self._on_level_ground()
+            if level is None or not level.any():
+                z, pitch, roll = self.terrain.fit_vehicles(
+                    st[:, 0], st[:, 1], st[:, 2], self.z, self.pitch, self.roll, self.wheel_xy, 2.0 * w.radius,
+                    w.vehicle)
+                self.supports.fit(self.terrain, st, z, pitch, roll, self.pitch)
+            else:
+                z, pitch, roll = self.z.copy(), self.pitch.copy(), self.roll.copy()
+                fit = ~level
+                if fit.any():
+                    rows = np.flatnonzero(fit)
+                    mine = fit[w.vehicle]
+                    slot = np.cumsum(fit) - 1  # vehicle index -> row among those fitted
+                    z[rows], pitch[rows], roll[rows] = self.terrain.fit_vehicles(
+                        st[rows, 0], st[rows, 1], st[rows, 2], z[rows], pitch[rows], roll[rows],
+                        self.wheel_xy[mine], 2.0 * w.radius[mine], slot[w.vehicle[mine]])
+                    self.supports.fit(self.terrain, st, z, pitch, roll, self.pitch, only=fit[self.supports.rows])
+                assert self._level is not None
+                z0, _, _, wheeled, one_axle = self._level
+                done = level & wheeled  # a vehicle without wheels keeps its pose, as the fit would leave it
+                z[done] = z0
+                pitch[done] = np.where(one_axle[done], -0.0, 0.0)  # -atan(0) for one axle, the fit's 0.0 else
+                roll[done] = 0.0
             self.z, self.pitch, self.roll = z, pitch, roll
             # gravity direction in the vehicle frame: R^T·(0, 0, −1) = (sin p, −cos p·sin r, −cos p·cos r)
             load = (self.chassis_mass[w.vehicle] / self.wheel_count[w.vehicle] + w.mass) * self.gravity
@@ -622,6 +687,8 @@ class Physics:
     def _collisions(self) -> None:
         """``collision`` = touching now; ``had_collision`` latches until the user resets it."""
         flags = self.bodies.contact_flags(self._collision_threshold)
+        if not self._colliding and not self.bodies.contact_hits:
+            return  # nothing touches now, nor did at the last step: no flag changes
         names = self.bodies.contact_names
         now = {names[k] for k in np.flatnonzero(flags).tolist()}
         for name in self._colliding - now:

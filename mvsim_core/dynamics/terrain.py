@@ -172,6 +172,25 @@ class Terrain:
             zs.add(0.0)
         return zs.pop() if len(zs) == 1 else None
 
+    def ground_without_blocks(self) -> tuple[float, np.ndarray | None] | None:
+        """The ground but the blocks, when it is one level: (z (m), rects) with rects (P, 4) the x_min, x_max,
+        y_min, y_max (m, world frame) of the planes that hold it, or None for the implicit floor (everywhere);
+        None when it is not one level (elevation maps, other ground elements, moving planes, planes at several
+        heights)."""
+        if self._grids or self.other_elements or self._moving_planes:
+            return None
+        if self.has_implicit_floor:
+            return 0.0, None
+        zs = set(self._planes[:, 4].tolist())
+        if len(zs) != 1:
+            return None
+        return zs.pop(), self._planes[:, :4].copy()
+
+    def block_discs(self) -> tuple[np.ndarray, np.ndarray]:
+        """(centres (B, 2), radii (B,)), m, world frame, read only: the block origins as the queries see them now,
+        and the radius beyond which a query point never meets the block (the queries' own first test)."""
+        return self._pose_tf[:, :2], self._block_radius
+
     @classmethod
     def from_world(cls, world: Any, **kwargs: Any) -> Terrain:
         """The terrain of a loaded :class:`~mvsim_core.world.World`: its elements and all its blocks (walls too)."""
@@ -219,6 +238,7 @@ class Terrain:
             else:
                 self._top[k] = b.zmax
         self._radius2 = (radius * (1.0 + 1e-9) + 1e-9) ** 2
+        self._block_radius = np.sqrt(self._radius2)
         self._pose_tf = np.zeros((nb, 9))
 
     def _set_block_poses(self, poses: list[Any]) -> None:
