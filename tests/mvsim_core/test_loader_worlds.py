@@ -116,3 +116,28 @@ def test_shipped_worlds_load_fast(worlds_dir):
     """Loading is cheap enough to repeat: the benchmark (benchmarks/bench_load.py) prints the figures."""
     for rel in EXPECTED:
         mv.load_world(worlds_dir / rel)
+
+
+def test_loading_and_checking_worlds_leave_numba_unimported(worlds_dir):
+    """Loading is plain Python: numba (~0.4 s to import, ~0.6 s more for its first kernel) waits for the first step,
+    so that ``mvsim check`` and a load that never steps do not pay for it (issue 20)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    files = sorted(str(p) for p in (repo / "worlds").glob("*.world.xml"))
+    files += sorted(str(worlds_dir / rel) for rel in EXPECTED)
+    code = ("import sys, mvsim_core\n"
+            "from mvsim_core.cli import main\n"
+            "worlds = sys.argv[1:]\n"
+            "for f in worlds: mvsim_core.load_world(f)\n"
+            "try:\n"
+            "    main(['check', worlds[0]])\n"
+            "except SystemExit as e:\n"
+            "    assert not e.code, e.code\n"
+            "print('numba' in sys.modules, len(worlds))\n")
+    out = subprocess.run([sys.executable, "-c", code, *files], capture_output=True, text=True, timeout=300,
+                         cwd=repo, env={**__import__("os").environ, "MVSIM_OFFLINE": "1"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[-2:] == ["False", str(len(files))]

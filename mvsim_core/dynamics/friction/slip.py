@@ -41,10 +41,7 @@ from __future__ import annotations
 
 import math
 
-from numba.extending import register_jitable
 
-
-@register_jitable
 def slipping_wheel(omega: float, vwx: float, t_eff: float, k: float, iyy: float, radius: float, dt: float,
                    limit: float) -> tuple[float, float]:
     """Longitudinal force and new spin of a wheel whose friction saturates (see the module docstring).
