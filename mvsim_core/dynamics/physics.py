@@ -492,7 +492,8 @@ class Physics:
     def _on_level_ground(self) -> np.ndarray | None:
         """(V,) bool: the vehicles whose fit this step gives level ground for sure, so it can be skipped: resting
         level at the ground's height now, every point the fit asks about over one of the planes (or anywhere, on
-        the implicit floor) and out of reach of every block. None when the world has no such ground."""
+        the implicit floor) and out of reach of every block (farther than the vehicle's reach from the box around its
+        footprint). None when the world has no such ground."""
         lv = self._level
         if lv is None:
             return None
@@ -505,11 +506,16 @@ class Physics:
                       & (x[:, None] + reach[:, None] <= rects[None, :, 1])
                       & (y[:, None] - reach[:, None] >= rects[None, :, 2])
                       & (y[:, None] + reach[:, None] <= rects[None, :, 3])).any(axis=1)
-        centres, radii = self.terrain.block_discs()
-        if len(radii):
-            gap = reach[:, None] + radii[None, :]
-            d2 = (x[:, None] - centres[None, :, 0]) ** 2 + (y[:, None] - centres[None, :, 1]) ** 2
-            level &= (d2 > gap * gap).all(axis=1)
+        tf, box = self.terrain.block_boxes()
+        if len(box) and level.any():
+            # each vehicle's origin in each block's frame, as the queries take it there; the points the fit asks
+            # about lie within ``reach`` of it, in the block frame too (the rotation's 2x2 part shrinks distances)
+            dx, dy = x[:, None] - tf[None, :, 0], y[:, None] - tf[None, :, 1]
+            lx = tf[None, :, 3] * dx + tf[None, :, 4] * dy - tf[None, :, 5] * tf[None, :, 2]
+            ly = tf[None, :, 6] * dx + tf[None, :, 7] * dy - tf[None, :, 8] * tf[None, :, 2]
+            gx = np.maximum(np.maximum(box[None, :, 0] - lx, lx - box[None, :, 1]), 0.0)
+            gy = np.maximum(np.maximum(box[None, :, 2] - ly, ly - box[None, :, 3]), 0.0)
+            level &= (gx * gx + gy * gy > (reach * reach)[:, None]).all(axis=1)
         return level
 
     def fit_terrain(self) -> None:

@@ -186,10 +186,12 @@ class Terrain:
             return None
         return zs.pop(), self._planes[:, :4].copy()
 
-    def block_discs(self) -> tuple[np.ndarray, np.ndarray]:
-        """(centres (B, 2), radii (B,)), m, world frame, read only: the block origins as the queries see them now,
-        and the radius beyond which a query point never meets the block (the queries' own first test)."""
-        return self._pose_tf[:, :2], self._block_radius
+    def block_boxes(self) -> tuple[np.ndarray, np.ndarray]:
+        """(poses (B, 9), boxes (B, 4)), read only: each block's pose as the queries use it now (x, y, z in m, then
+        the first two columns of its rotation) and the bounding box of its footprint in its own frame (x_min, x_max,
+        y_min, y_max, m). A query point meets a block only inside its footprint (in the block frame, reached from the
+        world by that rotation), so only inside that box."""
+        return self._pose_tf, self._box
 
     @classmethod
     def from_world(cls, world: Any, **kwargs: Any) -> Terrain:
@@ -238,7 +240,10 @@ class Terrain:
             else:
                 self._top[k] = b.zmax
         self._radius2 = (radius * (1.0 + 1e-9) + 1e-9) ** 2
-        self._block_radius = np.sqrt(self._radius2)
+        self._box = np.zeros((nb, 4))
+        for k in range(nb):
+            fp = self._poly[k, :self._nvert[k]]
+            self._box[k] = (fp[:, 0].min(), fp[:, 0].max(), fp[:, 1].min(), fp[:, 1].max())
         self._pose_tf = np.zeros((nb, 9))
 
     def _set_block_poses(self, poses: list[Any]) -> None:

@@ -82,8 +82,8 @@ def test_the_skip_changes_nothing_while_vehicles_meet_blocks(tmp_path, shared_di
 
 
 def test_upstream_turtlebot_world_runs_the_same(shared_dir):
-    """Its robot drives among the world's pillars (blocks it could climb), always within their reach: every step
-    is fitted, and the same as before."""
+    """Its robot drives among the world's pillars and walls (blocks it could climb), now near one, now clear of
+    all: the same as with every step fitted."""
     path = shared_dir / "worlds" / "mvsim_tutorial" / "demo_turtlebot_world.world.xml"
 
     def circles(w: mv.World, k: int) -> None:
@@ -94,7 +94,7 @@ def test_upstream_turtlebot_world_runs_the_same(shared_dir):
     fast, skipped, fitted = run(path, circles, 600, skip=True)
     slow, _, _ = run(path, circles, 600, skip=False)
     assert fast == slow
-    assert (skipped, fitted) == (0, 600)
+    assert skipped > 100 and fitted > 100  # measured: 382 and 218
 
 
 def test_a_robot_in_the_open_never_fits(tmp_path, shared_dir):
@@ -105,7 +105,10 @@ def test_a_robot_in_the_open_never_fits(tmp_path, shared_dir):
     w.step()
     level = w.physics._on_level_ground()
     assert level is not None and level.tolist() == [True, True]
-    w.set_pose("r", 0.2, 0.0, 0.0)  # 0.8 m from the ramp's corner: within its reach
+    w.set_pose("r", 0.6, 0.0, 0.0)  # its chassis end 0.6 m ahead reaches over the ramp's foot at x = 1
     w.step()
     assert w.physics._on_level_ground().tolist() == [False, True]
     assert np.signbit(w.physics.pitch).tolist() == [True, False]  # -atan(0) for the one-axle robot, as the fit
+    w.set_pose("r", 2.5, 4.5, 0.0)  # 1.4 m from the 6 m wall's side, though 1.5 m from its middle: clear of it
+    w.step()
+    assert w.physics._on_level_ground().tolist() == [True, True]
