@@ -95,10 +95,13 @@ class CommandGate:
         Raises:
             CommandValueError: a NaN or infinite value.
         """
-        vx, vy, wz = self._finite((("vx", vx), ("vy", vy), ("wz", wz)))
+        vx, vy, wz = float(vx), float(vy), float(wz)
         lim = self.limits
-        return (self._clamp("vx", vx, lim.max_speed, "m/s"), self._clamp("vy", vy, lim.max_speed, "m/s"),
-                self._clamp("wz", wz, lim.max_omega, "rad/s"))
+        ms, mo = lim.max_speed, lim.max_omega
+        if math.isfinite(vx + vy + wz) and -ms <= vx <= ms and -ms <= vy <= ms and -mo <= wz <= mo:
+            return vx, vy, wz  # finite (a NaN or inf makes the sum so) and within the limits: as given
+        vx, vy, wz = self._finite((("vx", vx), ("vy", vy), ("wz", wz)))
+        return (self._clamp("vx", vx, ms, "m/s"), self._clamp("vy", vy, ms, "m/s"), self._clamp("wz", wz, mo, "rad/s"))
 
     def drive(self, speed: float, steer: float) -> tuple[float, float]:
         """The (speed m/s, steering angle rad) to command, clamped to ``max_speed`` / ``max_steer``.

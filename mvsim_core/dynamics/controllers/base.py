@@ -324,8 +324,10 @@ class TwistController(Controller):
         Raises:
             CommandValueError: a NaN or infinite value (the last good command stays).
         """
-        self._finite(("vx", float(vx)), ("vy", float(vy)), ("wz", float(omega)))
-        self.setpoint = Twist2D(float(vx), float(vy), float(omega))
+        vx, vy, omega = float(vx), float(vy), float(omega)
+        if not math.isfinite(vx + vy + omega):  # one of them is NaN or inf (or they overflow): find which
+            self._finite(("vx", vx), ("vy", vy), ("wz", omega))
+        self.setpoint = Twist2D(vx, vy, omega)
         if self._bound is not None:
             self._bound[0], self._bound[1] = self.setpoint.vx, self.setpoint.omega
 
