@@ -421,6 +421,13 @@ class Bodies:
         dx, dy = c * lx - s * ly, s * lx + c * ly  # origin -> COM, world frame
         return np.column_stack([x, y, a, vx + w * dy, vy - w * dx, w])
 
+    def read_states_into(self, names: Sequence[str], out: np.ndarray) -> None:
+        """:meth:`read_states` written into ``out`` (n×6 float64, C-contiguous), without a new array."""
+        if self.raw:
+            read_raw_states(self._f32, self._raw_batch(names).read_idx, out)
+        else:
+            out[:] = self.read_states(names)
+
     def local_centers(self, names: Sequence[str]) -> np.ndarray:
         """Centre of mass of each named body in its own frame, n×2 (m) -- for torques about the COM."""
         return np.array([self._body(n).localCenter.tuple for n in names], dtype=np.float64).reshape(-1, 2)

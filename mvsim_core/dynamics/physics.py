@@ -125,6 +125,7 @@ class Physics:
                               dtype=np.bool_)
         self.passive = self.ideal & np.array([not v.controller.friction_in_step for v in self.vehicles],
                                              dtype=np.bool_)
+        self._any_ideal = bool(self.ideal.any())
         self.faulty = np.zeros(n, dtype=np.bool_)  # vehicles found blown up in this step (reset at its end)
         post_update(self.state, self.twist, self.odo_prev.copy(), np.zeros((n, 3)), self.odo_mult, np.zeros(0),
                     np.zeros(0), np.zeros(0, dtype=np.int64), 0.0, math.inf, self.faulty)  # fills twist only
@@ -181,6 +182,7 @@ class Physics:
                 loop_from.append(0.0)
         self.animated = names  # the rows with a kinematic body
         self._animated_vehicles = np.array([k for k, v in enumerate(self.vehicles) if v.is_animated], dtype=np.int64)
+        self._animated_list = self._animated_vehicles.tolist()
         self._anim_raw = self.bodies._raw_batch(names) if names and self.bodies.raw else None
         nb = len(names)
         # vehicles never sleep (their state is read from their bodies): an infinite radius keeps them near
@@ -625,15 +627,15 @@ class Physics:
             SimulationError: in a strict world, a body or a wheel spin became NaN/inf or ran away.
         """
         w = self.wheels
-        if self.ideal.any():
+        if self._any_ideal:
             self._impose_ideal_twists()
         if self.vehicles:
-            self.state[:] = self.bodies.read_states(self.names)
+            self.bodies.read_states_into(self.names, self.state)
         blown: list[Blowup] = []
         if post_update(self.state, self.twist, self.odo_prev, self.odometry, self.odo_mult, w.omega, w.phi,
                        w.vehicle, dt, RUNAWAY_SPEED, self.faulty):
             blown = self._vehicle_blowups()
-        for k in self._animated_vehicles.tolist():
+        for k in self._animated_list:
             self._roll_wheels(k)
         for name in self._loose_blocks:
             b = self.bodies.block_bodies[name]
