@@ -253,3 +253,22 @@ def test_disabled_autoreset_refuses_to_step_an_ended_copy():
             venv.step(np.zeros((2, 2), np.float32))
     finally:
         venv.close()
+
+
+def test_gymnasium_vector_wrappers_run_on_it():
+    """What a learning script stacks on a vector environment: flattened observations and episode statistics."""
+    from gymnasium.wrappers.vector import FlattenObservation, RecordEpisodeStatistics
+
+    envs = RecordEpisodeStatistics(FlattenObservation(gym.make_vec(IDS[0], num_envs=2, max_episode_steps=20)))
+    try:
+        obs, _ = envs.reset(seed=0)
+        assert obs.shape == (2, 2 + 181 + 2) and obs.dtype == np.float32  # goal, lidar, velocity
+        envs.action_space.seed(0)
+        lengths = []
+        for _ in range(60):
+            obs, _, _, _, info = envs.step(envs.action_space.sample())
+            if "episode" in info:
+                lengths += info["episode"]["l"][info["_episode"]].tolist()
+    finally:
+        envs.close()
+    assert lengths and all(n <= 20 for n in lengths)  # episodes end by collision or at the 20-step limit
