@@ -38,6 +38,7 @@ import argparse
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -47,26 +48,6 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 ENV_ID = "mvsim/GoalReaching-v0"
 WARMUP = 200
-
-
-def _seeker_loop(env, steps: int, policy) -> tuple[float, int]:
-    """Seconds inside env.step()/reset() over ``steps`` steps (episodes restart with seeds 1000, 1001, ...), and
-    the number of resets."""
-    seed = 1000
-    t0 = time.perf_counter()
-    obs, _ = env.reset(seed=seed)
-    inside = time.perf_counter() - t0
-    resets = 0
-    for _ in range(steps):
-        action = policy(obs)
-        t0 = time.perf_counter()
-        obs, _, terminated, truncated, _ = env.step(action)
-        if terminated or truncated:
-            seed += 1
-            resets += 1
-            obs, _ = env.reset(seed=seed)
-        inside += time.perf_counter() - t0
-    return inside, resets
 
 
 def case_engine(steps: int) -> dict:
@@ -103,9 +84,10 @@ def case_single(steps: int, policy_name: str) -> dict:
 
         def policy(obs):
             return env.action_space.sample()
-    _seeker_loop(env, WARMUP, policy)
-    inside, resets = _seeker_loop(env, steps, policy)
-    return {"rate": steps / inside, "resets": resets, **_breakdown(env, policy, steps)}
+    _SingleLoop(env, policy).run(WARMUP)
+    loop = _SingleLoop(env, policy)  # episodes from seed 1000 again
+    inside = loop.run(steps)
+    return {"rate": steps / inside, "resets": loop.resets, **_breakdown(env, policy, steps)}
 
 
 def _breakdown(env, policy, steps: int) -> dict:
@@ -206,21 +188,23 @@ class _VectorLoop:
 
 
 class _SingleLoop:
-    """A single environment driven by the seeker, resumable block after block."""
+    """A single environment driven by ``policy(obs)``, resumable block after block; episodes restart with seeds 1000,
+    1001, ..."""
 
-    def __init__(self, env, seeker) -> None:
-        self.env, self.seeker, self.seed = env, seeker, 1000
+    def __init__(self, env, policy, seed: int = 1000) -> None:
+        self.env, self.policy, self.seed, self.resets = env, policy, seed, 0
         self.obs, _ = env.reset(seed=self.seed)
 
     def run(self, steps: int) -> float:
-        """Seconds inside step()/reset() over ``steps`` steps."""
+        """Seconds inside step()/reset() over ``steps`` steps (the policy's time excluded)."""
         inside = 0.0
         for _ in range(steps):
-            a = self.seeker(self.obs)
+            a = self.policy(self.obs)
             t0 = time.perf_counter()
             self.obs, _, terminated, truncated, _ = self.env.step(a)
             if terminated or truncated:
                 self.seed += 1
+                self.resets += 1
                 self.obs, _ = self.env.reset(seed=self.seed)
             inside += time.perf_counter() - t0
         return inside
@@ -256,8 +240,7 @@ def _twin(conn) -> None:
     from mvsim_core.gym.goal_seeker import GoalSeeker
 
     env = gym.make(ENV_ID)
-    loop = _SingleLoop(env, GoalSeeker(env))
-    loop.seed = 5000
+    loop = _SingleLoop(env, GoalSeeker(env), seed=5000)
     while (n := conn.recv()) is not None:
         conn.send(loop.run(n))
 
@@ -369,12 +352,6 @@ CASES = {
 }
 
 
-def _median(values: list[float]) -> float:
-    import statistics
-
-    return statistics.median(values)
-
-
 def child(case: str, steps: int) -> dict:
     out = subprocess.run([sys.executable, __file__, "--child", case, "--steps", str(steps)], env=_env(),
                          capture_output=True, text=True, check=True).stdout
@@ -408,12 +385,13 @@ def main() -> None:
     print(f"| SyncVectorEnv x2 | {best['sync2']:.0f} | {best['sync2'] / single:.2f}x single |")
     print(f"| AsyncVectorEnv x2 | {best['async2']:.0f} | {best['async2'] / single:.2f}x single |")
     ratios = sorted(r["ratio"] for r in res["interleaved"])
-    median = _median(ratios)
+    median = statistics.median(ratios)
     print(f"| MvsimVectorEnv x2 (make_vec) | {best['mvsim2']:.0f} | {best['mvsim2'] / single:.2f}x single; "
           f"interleaved in one process: {median:.2f}x (median; {', '.join(f'{r:.2f}' for r in ratios)}); "
           f"target >= 1.6x |")
     twins = sorted(r["ratio"] for r in res["twins"])
-    print(f"| two processes, each a single env, at once | | together {_median(twins):.2f}x one alone (median; "
+    print(f"| two processes, each a single env, at once | | together {statistics.median(twins):.2f}x one alone "
+          f"(median; "
           f"{', '.join(f'{r:.2f}' for r in twins)}): this machine's ceiling for x2 |")
     print(f"| batched potential, 4 robots in one world | {best['batched4']:.0f} | robot steps/s, "
           f"{best['batched4'] / best['engine']:.2f}x engine |")
