@@ -69,16 +69,6 @@ LIDAR_WORLD = """<mvsim_world version="1.0">
 WALL = ('<block name="wall{k}"><static>true</static><init_pose>{x} {y} {yaw}</init_pose><zmin>0</zmin><zmax>1</zmax>'
         '<shape><pt>-10 -0.1</pt><pt>10 -0.1</pt><pt>10 0.1</pt><pt>-10 0.1</pt></shape></block>')
 
-HUNDRED_WORLD = """<mvsim_world version="1.0">
-  <simul_timestep>0.005</simul_timestep>
-  <element class="horizontal_plane"><x_min>-60</x_min><x_max>60</x_max><y_min>-60</y_min><y_max>60</y_max></element>
-  <include file="{defs}/small_robot.vehicle.xml"/>
-  <for var="i" from="0" to="99">
-    <vehicle class="small_robot"><init_pose>$f{{-45 + 10*floor(i/10)}} $f{{-45 + 10*(i%10)}} 0</init_pose></vehicle>
-  </for>
-</mvsim_world>
-"""
-
 CIRCLES = "64,0.5,0.3"
 CASES = {  # name -> (world file, or a template to write; schedule)
     "one": (SHARED / "reference-trajectories" / "ref_diff_small_robot.world.xml", "3,1.0,0;64,0.5,0.5"),
@@ -99,7 +89,9 @@ def world_file(case: str, folder: Path) -> Path:
                             for k, (x, y, yaw) in enumerate([(10, 0, 90), (-10, 0, 90), (0, 10, 0), (0, -10, 0)]))
         path.write_text(LIDAR_WORLD.format(defs=DEFS, walls=walls))
     else:
-        path.write_text(HUNDRED_WORLD.format(defs=DEFS))
+        from bench_physics import HUNDRED  # the 100 robots of bench_physics (iii)
+
+        path.write_text(HUNDRED.format(defs=DEFS))
     return path
 
 
