@@ -169,7 +169,8 @@ class _Buffers:
     truncated flags. Made in the main process; each worker maps the same memory."""
 
     def __init__(self, obs_space: spaces.Space[Any], act_space: spaces.Space[Any], n: int,
-                 ctx: Any, raw: tuple[Any, Any, Any] | None = None) -> None:
+                 ctx: Any = None, raw: tuple[Any, Any, Any] | None = None) -> None:
+        """Make the shared memory with the multiprocessing context ``ctx``, or map ``raw`` (another's ``raw``)."""
         self.obs_space, self.act_space, self.n = obs_space, act_space, n
         if raw is None:
             raw = (create_shared_memory(obs_space, n, ctx), create_shared_memory(act_space, n, ctx),
@@ -256,7 +257,7 @@ def _acquire(sem: Any, spin: float, alive: Callable[[], bool]) -> None:
 
 def _worker(fns: list[CloudpickleWrapper[gym.Env[Any, Any]]], lo: int, link: _Link, parent_end: Any,
             spaces_: tuple[spaces.Space[Any], spaces.Space[Any]], n: int, raw: tuple[Any, Any, Any],
-            mode: AutoresetMode, ctx_name: str, spin: float) -> None:
+            mode: AutoresetMode, spin: float) -> None:
     """A worker process: make its copies, then do what the main process asks until ``close``."""
     parent_end.close()
     conn, parent = link.conn, os.getppid()
@@ -272,7 +273,7 @@ def _worker(fns: list[CloudpickleWrapper[gym.Env[Any, Any]]], lo: int, link: _Li
                 if env.observation_space != spaces_[0] or env.action_space != spaces_[1]:
                     raise MvsimError(f"copy {lo + k} has other observation or action spaces than copy 0; the copies "
                                      f"of a vector environment must have the same")
-            share = _Share(envs, lo, _Buffers(spaces_[0], spaces_[1], n, mp.get_context(ctx_name), raw), mode)
+            share = _Share(envs, lo, _Buffers(spaces_[0], spaces_[1], n, raw=raw), mode)
             conn.send(("ok", None))
         except Exception as e:  # noqa: BLE001 - reported to the main process, which raises it
             _send_error(conn, e)
@@ -427,7 +428,7 @@ class MvsimVectorEnv(VectorEnv[Any, Any, Any]):
                 fns = [CloudpickleWrapper(fn) for fn in env_fns[lo:lo + size]]
                 proc = ctx.Process(target=_worker, name=f"mvsim-vector-{lo}", daemon=True,
                                    args=(fns, lo, link, parent, spaces_, n, self._buf.raw, self.autoreset_mode,
-                                         ctx.get_start_method(), self.spin))
+                                         self.spin))
                 proc.start()
                 link.conn.close()
                 link.conn = parent
@@ -599,9 +600,4 @@ class MvsimVectorEnv(VectorEnv[Any, Any, Any]):
         return infos
 
 
-def vector_env(env_fn: Callable[[], gym.Env[Any, Any]], num_envs: int, **kwargs: Any) -> MvsimVectorEnv:
-    """``num_envs`` copies of ``env_fn()`` as an :class:`MvsimVectorEnv` (``kwargs``: its arguments)."""
-    return MvsimVectorEnv([env_fn] * num_envs, **kwargs)
-
-
-__all__ = ["MvsimVectorEnv", "vector_env"]
+__all__ = ["MvsimVectorEnv"]
