@@ -405,9 +405,8 @@ class Bodies:
         """Reference-point states of the named bodies, n×6: x, y (m), yaw (rad, Box2D's continuous angle, not
         wrapped), vx, vy (m/s, velocity of the body origin, world frame), omega (rad/s)."""
         if self.raw:
-            rb = self._raw_batch(names)
-            out = np.empty((len(rb.bodies), 6))
-            read_raw_states(self._f32, rb.read_idx, out)
+            out = np.empty((len(self._raw_batch(names).bodies), 6))
+            self.read_states_into(names, out)
             return out
         b = self._batch(names)
         rows = []
