@@ -13,7 +13,10 @@ inputs_hash() {
   { cat setup.py package.xml scripts/setup.sh scripts/setup_ros.sh scripts/ament_register.sh "$APT_LIST"; ls ../shared/third_party/ros2 2>/dev/null; find scripts/ros_interfaces -type f | sort | xargs cat;
     echo "ROS_DISTRO=${ROS_DISTRO:-} MVSIM_SKIP_ROS=${MVSIM_SKIP_ROS:-0}"; } 2>/dev/null | sha256sum | cut -c1-16; }
 want=$(inputs_hash)
+# the package's kernels compiled ahead of time (mvsim_core/aot.py), again whenever the sources changed since
+aot_build() { "$VENV/bin/python" -m mvsim_core.aot --if-stale; }
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ] && [ -x "$VENV/bin/python" ]; then
+  aot_build
   exit 0
 fi
 
@@ -47,4 +50,5 @@ fi
 # ROS 2 for the bridge node: the system's when sourced, else PyPI wheels + generated tf2_msgs/ackermann_msgs
 VENV="$VENV" bash scripts/setup_ros.sh
 inputs_hash > "$STAMP"
+aot_build
 echo "setup: done ($("$VENV/bin/python" --version))"

@@ -25,6 +25,9 @@ os.environ.setdefault("MVSIM_OFFLINE", "1")
 if (SHARED / "assets" / "mvsim-models").is_dir():
     os.environ.setdefault("MVSIM_ASSET_MIRROR", str(SHARED / "assets" / "mvsim-models"))
 os.environ.setdefault("MVSIM_CACHE_DIR", str(REPO / ".cache" / "test-assets"))
+# kernels built ahead of time (make setup) check every call's argument types here, in this process and the ones it
+# starts: a call site that passes other dtypes or layouts than the build's fails its test instead of crashing
+os.environ.setdefault("MVSIM_JIT", "check")
 
 
 @pytest.fixture

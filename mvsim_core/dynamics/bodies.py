@@ -668,9 +668,9 @@ class Bodies:
         """(n,) bool: :meth:`collisions` of the bodies in :attr:`contact_names` order, as an array (no dict).
         :attr:`contact_hits` is then the number of True values."""
         if self._contact_addrs is not None:
-            flags = self._flags
-            flags[:] = False
-            hits = collision_flags_raw(*memory(), self._contact_addrs, float(threshold), flags)
+            flags = self._flags  # the kernel writes every entry (or returns -1)
+            m8, m32, mf, m64 = memory()
+            hits = collision_flags_raw(m8, m32, mf, m64, self._contact_addrs, float(threshold), flags)
             if hits >= 0:
                 self.contact_hits = int(hits)
                 return flags

@@ -34,9 +34,8 @@ from typing import Any
 
 import Box2D
 import numpy as np
-from numba import njit
 
-import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
+from mvsim_core.jit import njit
 
 log = logging.getLogger("mvsim_core.dynamics")
 

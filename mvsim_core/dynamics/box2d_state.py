@@ -58,10 +58,10 @@ from typing import Any
 
 import Box2D
 import numpy as np
-from numba import njit
 
 from mvsim_core.dynamics.box2d_raw import MEM_HI, MEM_LO, body_address, memory
 from mvsim_core.errors import SnapshotError
+from mvsim_core.jit import njit
 
 log = logging.getLogger("mvsim_core.dynamics")
 

@@ -18,9 +18,8 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
-from numba import njit
 
-import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
+from mvsim_core.jit import njit
 
 
 @njit(cache=True)

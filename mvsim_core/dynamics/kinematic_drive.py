@@ -20,11 +20,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
-import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
 from mvsim_core.dynamics.box2d_raw import AWAKE_FLAG, OFF_A, OFF_LC, OFF_P, OFF_Q, OFF_V, OFF_W
 from mvsim_core.dynamics.keyframes import track_advance
+from mvsim_core.jit import njit
 
 NEAR_MARGIN = 0.5
 """m: a kinematic body is simulated by Box2D only while it is this close to a dynamic body (beyond both bounding

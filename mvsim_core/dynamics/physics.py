@@ -37,7 +37,10 @@ from mvsim_core.dynamics.chassis_supports import ChassisSupports
 from mvsim_core.dynamics.faults import Blowup
 from mvsim_core.dynamics.friction.base import P_CRR, P_MU
 from mvsim_core.dynamics.kinematic_drive import JUMP, SLEEP, WAKE, drive_tracks
-from mvsim_core.dynamics.vehicle_kernels import post_update, vehicle_forces
+from mvsim_core.dynamics.vehicle_kernels import (
+        post_update,
+    vehicle_forces,
+)
 from mvsim_core.dynamics.wheels import WheelArrays
 from mvsim_core.errors import MvsimError
 
@@ -111,6 +114,7 @@ class Physics:
         self.odo_mult = np.array([v.odometry_multipliers for v in self.vehicles], dtype=float).reshape(n, 3)
         self.twist = np.zeros((n, 3))
         self.forces = np.zeros((n, 3))
+        self._force_columns = (self.forces[:, 0], self.forces[:, 1], self.forces[:, 2])  # views, made once
         # controllers: the plain twist_pid ones run as one batch, the others one by one
         from mvsim_core.dynamics.controllers.twist_pid import DifferentialTwistPid
         from mvsim_core.dynamics.controllers.twist_pid_batch import TwistPidBatch
@@ -591,7 +595,7 @@ class Physics:
         vehicle_forces(self.twist, self.state[:, 2], self.com, self.passive, w.vehicle, w.x, w.y, w.model, w.params,
                        w.yaw, w.radius, w.mass, w.iyy, w.omega, w.torque, w.fz, w.slope_x, w.slope_y, self.gravity,
                        dt, w.k_motor, w.vx, w.vy, w.fx, w.fy, self.forces, self.faulty)
-        self.bodies.apply(self.names, self.forces[:, 0], self.forces[:, 1], self.forces[:, 2])
+        self.bodies.apply(self.names, *self._force_columns)
 
     def box2d_step(self, dt: float) -> None:
         """Stage 4: Box2D integrates every body over ``dt`` seconds and resolves contacts."""

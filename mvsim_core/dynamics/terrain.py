@@ -40,15 +40,14 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import numba
 import numpy as np
 
-import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
 from mvsim_core.elements.base import WorldElement
 from mvsim_core.elements.elevation_map import ElevationMap
 from mvsim_core.elements.horizontal_plane import HorizontalPlane
 from mvsim_core.geometry.rotation_kernels import rotation_entries
 from mvsim_core.geometry.rotations import rotations
+from mvsim_core.jit import njit
 
 EQUAL_HEIGHTS_TOL = 1e-4
 """m: wheel heights within this of the first wheel's count as flat ground (upstream's shortcut: no fit)."""
@@ -371,7 +370,7 @@ def initial_z(terrain: Terrain, x: float, y: float, z: float, zmax: float | None
 # Compiled with numba (cache=True: once per installation). They only read their inputs and write ``best`` / the
 # pose arrays they are given.
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _planes_kernel(x, y, zq, rect, best):  # pragma: no cover (compiled)
     """Raise ``best`` to the planes (rows x_min, x_max, y_min, y_max, z) over each point, not above ``zq``."""
     for k in range(rect.shape[0]):
@@ -381,7 +380,7 @@ def _planes_kernel(x, y, zq, rect, best):  # pragma: no cover (compiled)
                 best[i] = z
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _grid_kernel(x, y, zq, heights, x0, y0, inv_res, best):  # pragma: no cover (compiled)
     """Raise ``best`` to an elevation grid's height (rows along +X, columns along +Y), as ``ElevationMap``."""
     rows, cols = heights.shape
@@ -405,7 +404,7 @@ def _grid_kernel(x, y, zq, heights, x0, y0, inv_res, best):  # pragma: no cover 
             best[i] = h
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _blocks_kernel(x, y, zq, tf, radius2, poly, nvert, kind, top, size, best):  # pragma: no cover (compiled)
     """Raise ``best`` to the block surfaces under each point (even-odd point-in-polygon in the block frame)."""
     for k in range(tf.shape[0]):
@@ -439,7 +438,7 @@ def _blocks_kernel(x, y, zq, tf, radius2, poly, nvert, kind, top, size, best):  
                 best[i] = h
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _contact_points(x, y, yaw, z, pitch, roll, local, half_d, owner, out):  # pragma: no cover (compiled)
     """World (x, y) of each wheel's contact point (wheel.x, wheel.y, 0), and its query height z + diameter/2."""
     for w in range(owner.shape[0]):
@@ -451,7 +450,7 @@ def _contact_points(x, y, yaw, z, pitch, roll, local, half_d, owner, out):  # pr
         out[w, 2] = z[v] + r20 * lx + r21 * ly + half_d[w]
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _fit_update(yaw, z, pitch, roll, local, owner, pts, h, tol):  # pragma: no cover (compiled)
     """One fit of :meth:`Terrain.fit_vehicles` from the wheel heights ``h``: updates z, pitch, roll in place."""
     nv = z.shape[0]

@@ -62,12 +62,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from numba import njit
 
-import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
 from mvsim_core.dynamics.cell_squares import restore_cell_squares, swap_cell_squares
 from mvsim_core.dynamics.outline_band import band_discs, band_samples
 from mvsim_core.geometry.rotation_kernels import rotation_entries
+from mvsim_core.jit import njit
 
 STEP_FACTOR = 0.55
 """A cell is a step when its ground is more than this x the vehicle's mean wheel diameter above the reference."""

@@ -8,10 +8,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
-import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
 from mvsim_core.dynamics.friction.kernel import wheel_friction
+from mvsim_core.jit import njit
 
 
 @njit(cache=True)
@@ -130,3 +129,4 @@ def post_update(state: np.ndarray, twist: np.ndarray, prev: np.ndarray, odo: np.
         if abs(phi[i]) > 1e4:  # keep precision: wrap, keeping the sign (C fmod)
             phi[i] = math.copysign(abs(phi[i]) % two_pi, phi[i])
     return n_bad
+

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
-import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
 from mvsim_core.geometry import rotations as _rotations
+from mvsim_core.jit import njit
 
 rotation_terms = njit(cache=True, inline="always")(_rotations.rotation_terms)
 """Compiled :func:`mvsim_core.geometry.rotations.rotation_terms` (float64 scalars → 9-tuple, row-major)."""

@@ -47,13 +47,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numba import njit
 
-import mvsim_core.jit  # noqa: F401  (package-wide kernel cache)
 from mvsim_core.geometry.rotations import quaternion_from_rotation, quaternion_from_ypr
 from mvsim_core.io import ros2_cdr as cdr
 from mvsim_core.io import ros_names as names
 from mvsim_core.io.mcap_writer import McapWriter, MessageBlock
+from mvsim_core.jit import njit
 
 VARIANCE_FLOOR = 1e-6
 """Variance of an exact or noise-free value (as the node's ``conversions.VARIANCE_FLOOR``)."""

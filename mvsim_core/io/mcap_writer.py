@@ -40,9 +40,8 @@ from mcap.records import (
     Statistics,
     SummaryOffset,
 )
-from numba import njit
 
-import mvsim_core.jit  # noqa: F401  (package-wide kernel cache)
+from mvsim_core.jit import njit
 
 MAGIC = b"\x89MCAP0\r\n"
 MESSAGE_HEADER = 31  # opcode 1 + length 8 + channel 2 + sequence 4 + log_time 8 + publish_time 8

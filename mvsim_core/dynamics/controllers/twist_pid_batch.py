@@ -10,10 +10,9 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
-from numba import njit
 
-import mvsim_core.jit  # noqa: F401  (package-wide kernel cache)
 from mvsim_core.dynamics.controllers.twist_pid import DifferentialTwistPid
+from mvsim_core.jit import njit
 
 
 @njit(cache=True)

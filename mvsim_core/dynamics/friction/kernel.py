@@ -15,18 +15,16 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
-from numba.extending import register_jitable
 
-import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
 from mvsim_core.dynamics.friction import default, ellipse, slip, wardiagnemma
 from mvsim_core.dynamics.friction.base import P_CDAMP, P_CRR, P_MU
 from mvsim_core.dynamics.friction.ellipse import P_ASAT, P_CALPHA, P_CALPHAS, P_CS, P_CSALPHA, P_SSAT
 from mvsim_core.dynamics.friction.wardiagnemma import P_AROLL, P_R1, P_R2
+from mvsim_core.jit import jitable, njit
 
 # the laws call it: made callable from compiled code here, so that loading a world (which imports the model modules
 # for their parameters) does not import numba
-register_jitable(slip.slipping_wheel)
+jitable(slip.slipping_wheel)
 default_wheel_force = njit(cache=True)(default.default_wheel_force)
 ward_iagnemma_resistance = njit(cache=True)(wardiagnemma.ward_iagnemma_resistance)
 ellipse_wheel_force = njit(cache=True)(ellipse.ellipse_wheel_force)

@@ -27,9 +27,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
-import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
+from mvsim_core.jit import njit
 
 LEAF_SIZE = 4
 """Triangles below which a node is never split."""
@@ -245,7 +244,7 @@ class MeshBVHSet:
         return self._n_tris
 
 
-@njit(cache=True, inline="always", _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
+@njit(cache=True, inline="always", _nrt=False)
 def _slab(box: np.ndarray, i: int, qx: float, qy: float, qz: float, ix: float, iy: float, iz: float,
           best: float) -> float:
     """Entry distance of the ray q + t·e (``ix`` = 1/ex …) into node i's box if it meets it in [0, best), else
@@ -262,7 +261,7 @@ def _slab(box: np.ndarray, i: int, qx: float, qy: float, qz: float, ix: float, i
     return math.inf
 
 
-@njit(cache=True, inline="always", _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
+@njit(cache=True, inline="always", _nrt=False)
 def _inv(e: float) -> float:
     """1 / e, a huge number of e's sign for e = 0 (a slab the ray never crosses)."""
     if e != 0.0:
@@ -270,7 +269,7 @@ def _inv(e: float) -> float:
     return 1e300 if math.copysign(1.0, e) > 0.0 else -1e300
 
 
-@njit(cache=True, _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
+@njit(cache=True, _nrt=False)
 def hit_bvh(node_box: np.ndarray, node_ref: np.ndarray, tri: np.ndarray, root: int, stack: np.ndarray, qx: float,
             qy: float, qz: float, ex: float, ey: float, ez: float, best: float) -> float:
     """Distance (m) along the ray q + t·e (the mesh's frame, e of unit length) to the nearest triangle of the tree

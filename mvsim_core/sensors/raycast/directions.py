@@ -14,9 +14,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
-import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
+from mvsim_core.jit import njit
 
 SERIES_LIMIT = 0.05
 """rad: noise angles up to this size are rotated with the Taylor series (error < 1e-14)."""

@@ -24,9 +24,8 @@ import os
 from typing import Any
 
 import numpy as np
-from numba import njit
 
-import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
+from mvsim_core.jit import njit
 
 ENGINE_ENV = "MVSIM_MESH_ENGINE"
 """Environment variable choosing the engine of static mesh models: ``embree`` (the default when the wheel loads) or

@@ -32,9 +32,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
-import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
+from mvsim_core.jit import njit
 
 OCCUPIED_THRESHOLD = 0.5
 """A cell is an obstacle when its occupancy probability is above this (upstream's threshold)."""
@@ -163,7 +162,7 @@ def cast_grid(tiles: np.ndarray, ntx: int, coarse: np.ndarray, cntx: int, nx: in
     lvx, lvy = np.zeros(LANES), np.zeros(LANES)  # 1/dx, 1/dy (inf for 0)
     lix, liy = np.zeros(LANES, dtype=np.int64), np.zeros(LANES, dtype=np.int64)
     nxt = 0
-    running = LANES
+    running = lane.shape[0]  # (not the constant: a literal type would not take the decrements)
     while running > 0:
         for k in range(LANES):
             r = lane[k]

@@ -26,9 +26,8 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from numba import njit
 
-import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
+from mvsim_core.jit import njit
 
 HF_COLS = 11
 """Columns of a map's row in :attr:`HeightfieldSet.meta`: x0, y0, res (m), rows, cols, height offset, first level
@@ -122,7 +121,7 @@ class HeightfieldSet:
 
 
 # ---------------------------------------------------------------------------------------------------- kernels
-@njit(cache=True, inline="always", _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
+@njit(cache=True, inline="always", _nrt=False)
 def _plane_root(c0: float, c1: float, t0: float, t1: float) -> float:
     """Root of c0 + c1·t within [t0 − T_TOL, t1 + T_TOL] (t0 when the ray lies in the plane), else inf."""
     if c1 != 0.0:
@@ -133,7 +132,7 @@ def _plane_root(c0: float, c1: float, t0: float, t1: float) -> float:
     return t0 if c0 == 0.0 else math.inf
 
 
-@njit(cache=True, inline="always", _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
+@njit(cache=True, inline="always", _nrt=False)
 def cell_hit(heights: np.ndarray, h_off: int, cols: int, a: int, b: int, u0: float, v0: float, du: float,
              dv: float, oz: float, dz: float, t0: float, t1: float) -> float:
     """First crossing (m along the ray) of the ray with the two triangles of cell (a, b) while the ray is over the
@@ -162,7 +161,7 @@ def cell_hit(heights: np.ndarray, h_off: int, cols: int, a: int, b: int, u0: flo
     return best
 
 
-@njit(cache=True, inline="always", _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
+@njit(cache=True, inline="always", _nrt=False)
 def _node_index(w: float, dw: float, n: int) -> int:
     """Index of the node containing coordinate w (node units) for a ray moving by dw: on a border, the node the ray
     is entering. Clamped to [0, n − 1]."""
@@ -173,7 +172,7 @@ def _node_index(w: float, dw: float, n: int) -> int:
     return min(max(i, 0), n - 1)
 
 
-@njit(cache=True, _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
+@njit(cache=True, _nrt=False)
 def cast_heightfield(meta: np.ndarray, levels: np.ndarray, heights: np.ndarray, bounds: np.ndarray, m: int,
                      ox: float, oy: float, oz: float, dx: float, dy: float, dz: float, t_max: float) -> float:
     """Distance (m) along the unit ray o + t·d to its first crossing with map ``m`` of a :class:`HeightfieldSet`,

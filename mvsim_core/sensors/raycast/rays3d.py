@@ -49,12 +49,10 @@ import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-import numba
 import numpy as np
-from numba import njit, prange
 
-import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
 from mvsim_core.geometry.rotations import rotation
+from mvsim_core.jit import njit, prange
 from mvsim_core.objects.actor import STAND_IN_COLOR
 from mvsim_core.sensors.raycast.bvh import STACK_SIZE, MeshBVHSet
 from mvsim_core.sensors.raycast.embree_meshes import EmbreeMeshes, embree_sensor_rays, use_embree
@@ -161,7 +159,7 @@ def _file_solids(tab: np.ndarray, ox: float, oy: float, oz: float, reach: float,
     return start, items
 
 
-@njit(cache=True, inline="always", _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
+@njit(cache=True, inline="always", _nrt=False)
 def _trace(ox: float, oy: float, oz: float, dx: float, dy: float, dz: float, reach: float, planes: np.ndarray,
            hf_meta: np.ndarray, hf_levels: np.ndarray, hf_heights: np.ndarray, hf_bounds: np.ndarray,
            tab: np.ndarray, verts: np.ndarray, mesh_box: np.ndarray, mesh_ref: np.ndarray, mesh_tri: np.ndarray,
@@ -204,7 +202,7 @@ def _trace(ox: float, oy: float, oz: float, dx: float, dy: float, dz: float, rea
     return math.inf, 0.0
 
 
-@njit(cache=True, inline="always", _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
+@njit(cache=True, inline="always", _nrt=False)
 def _world_dir(rot: np.ndarray, s: int, dirs: np.ndarray, r: int) -> tuple[float, float, float]:
     """R_s · dirs[r]: a sensor-frame direction in the world frame."""
     a, b, c = dirs[r, 0], dirs[r, 1], dirs[r, 2]
@@ -213,7 +211,7 @@ def _world_dir(rot: np.ndarray, s: int, dirs: np.ndarray, r: int) -> tuple[float
             rot[s, 2, 0] * a + rot[s, 2, 1] * b + rot[s, 2, 2] * c)
 
 
-@njit(cache=True, _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
+@njit(cache=True, _nrt=False)
 def _trace_range(ox: float, oy: float, oz: float, rot: np.ndarray, s: int, dirs: np.ndarray, r0: int, r1: int,
                  reach: float, planes: np.ndarray, hf_meta: np.ndarray, hf_levels: np.ndarray, hf_heights: np.ndarray,
                  hf_bounds: np.ndarray, tab: np.ndarray, verts: np.ndarray, mesh_box: np.ndarray,
@@ -550,7 +548,12 @@ class RaycastScene3D:
             self.planes[row, :4] = plane.rect
             self.planes[row, 4] = plane.z
         hf = self.heightfields
-        parallel = self.parallel and numba.get_num_threads() > 1
+        if self.parallel:
+            import numba  # (the threads are numba's: only scenes that use them import it)
+
+            parallel = numba.get_num_threads() > 1
+        else:
+            parallel = False
         args = (origins, rotations, dir_start, dirs, reach, owner, self.planes, hf.meta, hf.levels, hf.heights,
                 hf.bounds, self.tab, self.verts, self.meshes.node_box, self.meshes.node_ref, self.meshes.tri,
                 self.n_sectors, out_t, out_i)

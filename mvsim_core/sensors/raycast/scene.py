@@ -31,9 +31,8 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from numba import njit
 
-import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
+from mvsim_core.jit import njit
 from mvsim_core.sensors.raycast.bvh import STACK_SIZE
 from mvsim_core.sensors.raycast.grid import GridCaster
 from mvsim_core.sensors.raycast.rays3d import has_visual_mesh

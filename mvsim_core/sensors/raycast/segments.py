@@ -31,10 +31,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
-import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
 from mvsim_core.geometry.polygons import signed_area
+from mvsim_core.jit import njit
 
 SEG_COLS = 7
 SEEN_2D = 1

@@ -30,11 +30,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
-import mvsim_core.jit  # noqa: F401  (package-wide kernel cache, before any kernel)
 from mvsim_core.geometry.polygons import signed_area
 from mvsim_core.geometry.rotation_kernels import rotation_entries
+from mvsim_core.jit import njit
 from mvsim_core.sensors.raycast.bvh import hit_bvh
 
 KIND_PRISM, KIND_RAMP, KIND_CYLINDER, KIND_MESH = 0, 1, 2, 3
@@ -189,7 +188,7 @@ def place_solids(tab: np.ndarray, rows: np.ndarray, parent: np.ndarray, parent_p
 
 
 # ---------------------------------------------------------------------------------------------------- kernels
-@njit(cache=True, inline="always", _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
+@njit(cache=True, inline="always", _nrt=False)
 def _inside_polygon(verts: np.ndarray, v0: int, nv: int, x: float, y: float) -> bool:
     """Even-odd test of (x, y) against polygon ``verts[v0:v0+nv]``."""
     inside = False
@@ -204,7 +203,7 @@ def _inside_polygon(verts: np.ndarray, v0: int, nv: int, x: float, y: float) -> 
     return inside
 
 
-@njit(cache=True, inline="always", _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
+@njit(cache=True, inline="always", _nrt=False)
 def _local_ray(row: np.ndarray, ox: float, oy: float, oz: float, dx: float, dy: float, dz: float,
                best: float) -> tuple[float, float, float, float, float, float, float, float]:
     """The world ray o + t·d in a solid's local frame, clipped to its local box: (qx, qy, qz, ex, ey, ez, ta, tb),
@@ -258,7 +257,7 @@ def _local_ray(row: np.ndarray, ox: float, oy: float, oz: float, dx: float, dy: 
     return qx, qy, qz, ex, ey, ez, ta, tb
 
 
-@njit(cache=True, inline="always", _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
+@njit(cache=True, inline="always", _nrt=False)
 def hit_mesh_solid(tab: np.ndarray, k: int, node_box: np.ndarray, node_ref: np.ndarray, tri: np.ndarray,
                    stack: np.ndarray, ox: float, oy: float, oz: float, dx: float, dy: float, dz: float,
                    best: float) -> float:
@@ -272,7 +271,7 @@ def hit_mesh_solid(tab: np.ndarray, k: int, node_box: np.ndarray, node_ref: np.n
     return hit_bvh(node_box, node_ref, tri, int(row[C_P]), stack, qx, qy, qz, ex, ey, ez, best)
 
 
-@njit(cache=True, inline="always", _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
+@njit(cache=True, inline="always", _nrt=False)
 def hit_solid(tab: np.ndarray, verts: np.ndarray, k: int, ox: float, oy: float, oz: float, dx: float, dy: float,
               dz: float, best: float) -> float:
     """Distance (m) along the unit ray o + t·d (world) to solid ``k`` if met from the outside at t in [0, best),
@@ -318,7 +317,7 @@ def hit_solid(tab: np.ndarray, verts: np.ndarray, k: int, ox: float, oy: float, 
     return ta
 
 
-@njit(cache=True, inline="always", _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
+@njit(cache=True, inline="always", _nrt=False)
 def _hit_prism(row: np.ndarray, verts: np.ndarray, qx: float, qy: float, qz: float, ex: float, ey: float,
                ez: float, best: float) -> float:
     """Nearest outside-facing surface of a prism along the local ray q + t·e, t in [0, best); inf if none."""

@@ -139,10 +139,14 @@ def test_compiled_entries_inside_a_kernel():
     """A kernel that calls the shared helper gets the numpy floats (here: rotated points, same expression order)."""
     from numba import njit
 
+    from mvsim_core.jit import dispatcher
+
+    entries = dispatcher(kern.rotation_entries)  # your own numba code calls the dispatcher, not the built function
+
     @njit
     def rotate(ang, pts, out):
         for i in range(ang.shape[0]):
-            r00, r01, r02, r10, r11, r12, r20, r21, r22 = kern.rotation_entries(ang[i, 0], ang[i, 1], ang[i, 2])
+            r00, r01, r02, r10, r11, r12, r20, r21, r22 = entries(ang[i, 0], ang[i, 1], ang[i, 2])
             x, y, z = pts[i, 0], pts[i, 1], pts[i, 2]
             out[i, 0] = r00 * x + r01 * y + r02 * z
             out[i, 1] = r10 * x + r11 * y + r12 * z

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from numba import njit
 
+from mvsim_core.jit import dispatcher
 from mvsim_core.sensors.raycast.grid import MAX_CODE, GridCaster, coarse_code, code_at, distance_code, tile_code
 
 
@@ -110,12 +111,15 @@ def test_coarse_code_is_the_block_minimum():
     assert c[2, 3] == code[16:20, 24:27].min()  # partial block: the padding does not lower it
 
 
+_code_at = dispatcher(code_at)  # what numba code of one's own calls (not the built function)
+
+
 @njit
 def read_all(tiles, ntx, nx, ny):
     out = np.empty((ny, nx), dtype=np.uint8)
     for iy in range(ny):
         for ix in range(nx):
-            out[iy, ix] = code_at(tiles, ntx, ix, iy)
+            out[iy, ix] = _code_at(tiles, ntx, ix, iy)
     return out
 
 

@@ -1,0 +1,149 @@
+"""The kernels built ahead of time (mvsim_core.aot, by ``make setup``): the same bits as numba's JIT, a first step
+that imports no numba, and the layout merge and type specs the build relies on."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mvsim_core import aot, jit
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED = Path(os.environ.get("MVSIM_SHARED_DIR", REPO.parent / "shared"))
+
+TRACE = r"""
+import hashlib, sys
+import numpy as np
+import mvsim_core as mv
+import mvsim_core.errors
+from mvsim_core import jit
+out = {}
+for path in sys.argv[1:]:
+    w = mv.load_world(path, seed=3)
+    for k, v in enumerate(w.vehicles.values()):
+        try:
+            v.set_twist(0.4 + 0.05 * (k % 5), 0.0, 0.3 - 0.1 * (k % 3))
+        except mv.errors.ControllerError:
+            pass  # a trailer (raw controller)
+    w.step()
+    first_step_numba = "numba" in sys.modules
+    for _ in range(299):
+        w.step()
+    ph = w.physics
+    h = hashlib.sha256()
+    for a in (ph.state, ph.z, ph.pitch, ph.roll, ph.odometry, ph.wheels.omega, ph.wheels.fx, ph.wheels.fy):
+        h.update(np.ascontiguousarray(a).tobytes())
+    for v in w.vehicles.values():
+        for s in v.sensors.values():
+            ranges = getattr(s.last, "ranges", None)
+            if ranges is not None:
+                h.update(np.ascontiguousarray(ranges).tobytes())
+    out[path] = [h.hexdigest(), first_step_numba]
+out["aot"] = jit.aot_active()
+print(out)
+"""
+
+WORLDS = [
+    REPO / "worlds" / "demo.world.xml",  # occupancy grid, 2D lidars, differential robots
+    SHARED / "worlds" / "mvsim_tutorial" / "demo_elevation_map.world.xml",  # terrain fit
+    SHARED / "worlds" / "mvsim_tutorial" / "demo_friction_zones.world.xml",
+    SHARED / "worlds" / "mvsim_tutorial" / "demo_articulated_vehicle.world.xml",
+]
+
+
+def _fresh() -> None:
+    meta = json.loads(jit.AOT_META.read_text()) if jit.AOT_META.is_file() else {}
+    assert meta.get("stamp") == jit.package_stamp() and not aot.is_stale(), (
+        "mvsim_core._aot is missing or was built from other sources: run `make setup` (or "
+        "`.venv/bin/python -m mvsim_core.aot`)")
+
+
+def _trace(mode: str) -> dict:
+    env = {**os.environ, "MVSIM_JIT": mode}
+    out = subprocess.run([sys.executable, "-c", TRACE, *map(str, WORLDS)], env=env, capture_output=True, text=True,
+                         check=True, cwd=REPO, timeout=600).stdout
+    import ast
+
+    return ast.literal_eval(out.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_aot_kernels_give_the_jits_bits_and_no_numba_on_the_first_step():
+    _fresh()
+    built, jitted = _trace("aot"), _trace("jit")
+    assert built["aot"] is True and jitted["aot"] is False
+    for w in map(str, WORLDS):
+        assert built[w][0] == jitted[w][0], f"{w}: the built kernels and the JIT disagree"
+        assert built[w][1] is False, f"{w}: numba imported by the first step with the built kernels"
+        assert jitted[w][1] is True
+
+
+def test_the_build_exports_every_recorded_kernel_the_demo_world_steps_with():
+    _fresh()
+    meta = json.loads(jit.AOT_META.read_text())
+    for key in ("mvsim_core.dynamics.vehicle_kernels:vehicle_forces", "mvsim_core.dynamics.box2d_raw:apply_raw",
+                "mvsim_core.dynamics.collision_flags:collision_flags_raw",
+                "mvsim_core.sensors.raycast.segments:cast_segments", "mvsim_core.sensors.raycast.grid:cast_grid"):
+        assert key in meta["exports"], key
+    assert meta["skipped"].get("mvsim_core.sensors.raycast.rays3d:trace_sensors_parallel") in (None, "parallel")
+
+
+def test_check_mode_names_the_kernel_called_with_other_types():
+    _fresh()
+    code = ("import numpy as np\n"
+            "from mvsim_core.dynamics.collision_flags import polygon_distance as f\n"
+            "a = np.array([[0, 0], [1, 0], [0, 1]], dtype=np.float64)\n"
+            "print(f(a, 3, a + 3.0, 3, float('inf')))\n"
+            "try:\n"
+            "    f(a.astype(np.float32), 3, a, 3, float('inf'))\n"
+            "except TypeError as e:\n"
+            "    print(e)\n")
+    env = {**os.environ, "MVSIM_JIT": "check"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
+                         cwd=REPO).stdout.splitlines()
+    assert float(out[0]) == pytest.approx(5.0 / 2**0.5)  # edge x + y = 1 to the corner (3, 3)
+    assert out[1].startswith("kernel mvsim_core.dynamics.collision_flags:polygon_distance is compiled for (")
+    assert "array(float32, 2d, C)" in out[1]
+
+
+def test_use_jit_puts_dispatchers_where_the_built_functions_were():
+    _fresh()
+    code = ("from mvsim_core.dynamics import vehicle_kernels as vk\n"
+            "from mvsim_core import jit\n"
+            "before = type(vk.vehicle_forces).__name__\n"
+            "jit.use_jit()\n"
+            "print(before, type(vk.vehicle_forces).__name__, type(vk.wheel_friction).__name__, jit.aot_active())\n")
+    env = {**os.environ, "MVSIM_JIT": "aot"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
+                         cwd=REPO).stdout.split()
+    assert out == ["builtin_function_or_method", "CPUDispatcher", "CPUDispatcher", "False"]
+
+
+def test_type_specs_round_trip():
+    from numba.core import types
+
+    for t in (types.float64, types.int32, types.boolean, types.none, types.Array(types.float64, 2, "C"),
+              types.Array(types.int64, 1, "A", readonly=True), types.UniTuple(types.float64, 3),
+              types.Tuple([types.int64, types.float64])):
+        spec = jit.type_spec(t)
+        assert json.loads(json.dumps(spec)) == spec
+        assert jit.spec_type(spec) == t
+    assert jit.type_spec(types.pyobject) is None
+    with pytest.raises(ValueError, match="not a numba scalar type"):
+        jit.spec_type("__import__")
+
+
+def test_layouts_merge_into_one_any_layout_signature():
+    c = {"array": "float64", "ndim": 1, "layout": "C", "readonly": False}
+    a = {**c, "layout": "A"}
+    e1 = {"kernel": "m:f", "returns": "boolean", "args": [c, "float64", c]}
+    e2 = {"kernel": "m:f", "returns": "boolean", "args": [a, "float64", c]}
+    assert aot.merge_layouts([e1, e2])["args"] == [a, "float64", c]
+    e3 = {**e2, "args": [{**c, "array": "float32"}, "float64", c]}
+    assert aot.merge_layouts([e1, e3]) is None
+    assert aot.merge_layouts([e1, {**e1, "args": [c, "int64", c]}]) is None
