@@ -37,10 +37,7 @@ from mvsim_core.dynamics.chassis_supports import ChassisSupports
 from mvsim_core.dynamics.faults import Blowup
 from mvsim_core.dynamics.friction.base import P_CRR, P_MU
 from mvsim_core.dynamics.kinematic_drive import JUMP, SLEEP, WAKE, drive_tracks
-from mvsim_core.dynamics.vehicle_kernels import (
-        post_update,
-    vehicle_forces,
-)
+from mvsim_core.dynamics.vehicle_kernels import level_vehicles, post_update, vehicle_forces
 from mvsim_core.dynamics.wheels import WheelArrays
 from mvsim_core.errors import MvsimError
 
@@ -477,9 +474,9 @@ class Physics:
             elif change == JUMP:
                 body.transform = ((float(p1[k, 0]), float(p1[k, 1])), float(p1[k, 3]))
 
-    def _level_ground(self) -> tuple[float, np.ndarray | None, np.ndarray, np.ndarray, np.ndarray] | None:
+    def _level_ground(self) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
         """What :meth:`_on_level_ground` needs, when the ground but its blocks is one level and the wheels' fit is
-        not skipped altogether (``flat_z``): (z, the planes' rects or None for the implicit floor, each vehicle's
+        not skipped altogether (``flat_z``): (z, the planes' rects, (0, 4) for the implicit floor, each vehicle's
         reach (m), whether it has wheels, whether it is a one-axle vehicle); else None."""
         if self.flat_z is not None or self.wheels.n == 0:
             return None
@@ -493,36 +490,28 @@ class Physics:
         wheeled = np.bincount(w.vehicle, minlength=n) > 0
         one_axle = np.zeros(n, dtype=np.bool_)
         one_axle[self.supports.rows] = True
-        return ground[0], ground[1], reach * (1.0 + 1e-9) + 1e-6, wheeled, one_axle
+        self._level_out = np.zeros(n, dtype=np.bool_)
+        self._level_count = 0  # how many of _level_out are set, as the last check found
+        self._all_wheeled = bool(wheeled.all())
+        self._level_pitch = np.where(one_axle, -0.0, 0.0)  # -atan(0) for one axle, the fit's 0.0 else
+        rects = ground[1] if ground[1] is not None else np.zeros((0, 4))
+        return ground[0], rects, reach * (1.0 + 1e-9) + 1e-6, wheeled, one_axle
 
     def _on_level_ground(self) -> np.ndarray | None:
         """(V,) bool: the vehicles whose fit this step gives level ground for sure, so it can be skipped: resting
         level at the ground's height now, every point the fit asks about over one of the planes (or anywhere, on
         the implicit floor) and out of reach of every block (farther than the vehicle's reach from the box around its
-        footprint). None when the world has no such ground."""
+        footprint), in one compiled call (:func:`~.vehicle_kernels.level_vehicles`). None when the world has no
+        such ground."""
         lv = self._level
         if lv is None:
             return None
         z0, rects, reach, _, _ = lv
         st = self.state
-        x, y = st[:, 0], st[:, 1]
-        level = (self.z == z0) & (self.pitch == 0.0) & (self.roll == 0.0)
-        if rects is not None:
-            level &= ((x[:, None] - reach[:, None] >= rects[None, :, 0])
-                      & (x[:, None] + reach[:, None] <= rects[None, :, 1])
-                      & (y[:, None] - reach[:, None] >= rects[None, :, 2])
-                      & (y[:, None] + reach[:, None] <= rects[None, :, 3])).any(axis=1)
         tf, box = self.terrain.block_boxes()
-        if len(box) and level.any():
-            # each vehicle's origin in each block's frame, as the queries take it there; the points the fit asks
-            # about lie within ``reach`` of it, in the block frame too (the rotation's 2x2 part shrinks distances)
-            dx, dy = x[:, None] - tf[None, :, 0], y[:, None] - tf[None, :, 1]
-            lx = tf[None, :, 3] * dx + tf[None, :, 4] * dy - tf[None, :, 5] * tf[None, :, 2]
-            ly = tf[None, :, 6] * dx + tf[None, :, 7] * dy - tf[None, :, 8] * tf[None, :, 2]
-            gx = np.maximum(np.maximum(box[None, :, 0] - lx, lx - box[None, :, 1]), 0.0)
-            gy = np.maximum(np.maximum(box[None, :, 2] - ly, ly - box[None, :, 3]), 0.0)
-            level &= (gx * gx + gy * gy > (reach * reach)[:, None]).all(axis=1)
-        return level
+        self._level_count = level_vehicles(st[:, 0], st[:, 1], self.z, self.pitch, self.roll, z0, rects, reach, tf,
+                                           box, self._level_out)
+        return self._level_out
 
     def fit_terrain(self) -> None:
         """Stage 1: z, pitch, roll of every vehicle from its wheel contacts and the gravity along the slope on every
@@ -538,11 +527,15 @@ class Physics:
         elif w.n:
             st = self.state
             level = self._on_level_ground()
-            if level is None or not level.any():
+            if level is None or not self._level_count:
                 z, pitch, roll = self.terrain.fit_vehicles(
                     st[:, 0], st[:, 1], st[:, 2], self.z, self.pitch, self.roll, self.wheel_xy, 2.0 * w.radius,
                     w.vehicle)
                 self.supports.fit(self.terrain, st, z, pitch, roll, self.pitch)
+            elif self._level_count == len(level) and self._all_wheeled:
+                # all level: what the branch below writes for them, without its masks
+                assert self._level is not None
+                z, pitch, roll = np.full(len(level), self._level[0]), self._level_pitch.copy(), np.zeros(len(level))
             else:
                 z, pitch, roll = self.z.copy(), self.pitch.copy(), self.roll.copy()
                 fit = ~level

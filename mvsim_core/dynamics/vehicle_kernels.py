@@ -130,3 +130,43 @@ def post_update(state: np.ndarray, twist: np.ndarray, prev: np.ndarray, odo: np.
             phi[i] = math.copysign(abs(phi[i]) % two_pi, phi[i])
     return n_bad
 
+
+@njit(cache=True)
+def _max_nan(a: float, b: float) -> float:
+    """``max`` that returns NaN when either is NaN, as ``np.maximum`` does."""
+    return a if (a > b or math.isnan(a)) else b
+
+
+@njit(cache=True)
+def level_vehicles(x: np.ndarray, y: np.ndarray, z: np.ndarray, pitch: np.ndarray, roll: np.ndarray, z0: float,
+                   rects: np.ndarray, reach: np.ndarray, tf: np.ndarray, box: np.ndarray, out: np.ndarray) -> int:
+    """out[k] = vehicle k rests level at the ground's height ``z0`` (z == z0, pitch == roll == 0), every point within
+    ``reach[k]`` (m) of its origin lies over one of the planes ``rects`` (P, 4: x_min, x_max, y_min, y_max, world
+    frame; P = 0 for the implicit floor, everywhere) and out of reach of every block (poses ``tf`` (B, 9) and
+    footprint boxes ``box`` (B, 4) of :meth:`~mvsim_core.dynamics.terrain.Terrain.block_boxes`). Returns how many
+    are. Frames and units: world, m, rad."""
+    count = 0
+    for k in range(x.shape[0]):
+        lv = z[k] == z0 and pitch[k] == 0.0 and roll[k] == 0.0
+        if lv and rects.shape[0] > 0:
+            lv = False
+            for r in range(rects.shape[0]):
+                if (x[k] - reach[k] >= rects[r, 0] and x[k] + reach[k] <= rects[r, 1]
+                        and y[k] - reach[k] >= rects[r, 2] and y[k] + reach[k] <= rects[r, 3]):
+                    lv = True
+                    break
+        if lv:
+            r2 = reach[k] * reach[k]
+            for b in range(box.shape[0]):
+                # the vehicle's origin in the block's frame; the points the fit asks about lie within reach of it
+                dx, dy = x[k] - tf[b, 0], y[k] - tf[b, 1]
+                lx = tf[b, 3] * dx + tf[b, 4] * dy - tf[b, 5] * tf[b, 2]
+                ly = tf[b, 6] * dx + tf[b, 7] * dy - tf[b, 8] * tf[b, 2]
+                gx = _max_nan(_max_nan(box[b, 0] - lx, lx - box[b, 1]), 0.0)
+                gy = _max_nan(_max_nan(box[b, 2] - ly, ly - box[b, 3]), 0.0)
+                if not gx * gx + gy * gy > r2:
+                    lv = False
+                    break
+        out[k] = lv
+        count += lv
+    return count
