@@ -165,7 +165,7 @@ class Lidar2D(Sensor):
             noise = gen.standard_normal(n) * c.sigma_angle
         dx, dy = np.empty(n), np.empty(n)
         rotate_directions(c.base_cos, c.base_sin, c.ray_sensor, np.cos(yaw), np.sin(yaw), noise, dx, dy)
-        origins = pos[c.ray_sensor, :2]
+        origins = np.take(pos[:, :2], c.ray_sensor, axis=0)  # (the same rows as pos[c.ray_sensor, :2], ~8x sooner)
         scene = ctx.raycast_scene
         if c.any_3d and scene.has_meshes and scene.scene_3d is None:  # share the 3D lidars' scene (its meshes)
             from mvsim_core.sensors.lidar3d import scene_3d
@@ -181,13 +181,10 @@ class Lidar2D(Sensor):
         if c.near is not None:
             valid &= ranges >= c.near
         stamp = float(t)
-        b = c.bounds
-        return [LaserScan(stamp=stamp, ranges=ranges[b[i]:b[i + 1]], valid=valid[b[i]:b[i + 1]],
-                          angles=s._nominal_angles()[1], sensor_pose=(float(pos[i, 0]), float(pos[i, 1]),
-                                                                      float(pos[i, 2]), float(yaw[i]), float(pitch[i]),
-                                                                      float(roll[i])),
-                          max_range=s.max_range, frame=s.name, min_range=s.min_range)
-                for i, s in enumerate(lidars)]
+        # (Python floats of the float64 poses and angles, as float() gives them)
+        poses = zip(pos.tolist(), yaw.tolist(), pitch.tolist(), roll.tolist(), strict=True)
+        return [LaserScan(stamp, ranges[a:b], valid[a:b], a32, (p[0], p[1], p[2], y, pi, r), max_range, name, min_range)
+                for (a, b, a32, max_range, name, min_range), (p, y, pi, r) in zip(c.scans, poses, strict=True)]
 
     def sample(self, ctx: Any, t: float) -> LaserScan:
         """One scan at simulated time ``t`` (s); see :meth:`sample_batch`."""
@@ -268,6 +265,8 @@ class _BatchConstants:
         visible: (n,) bodies_visible. trace_3d: (n,) raytrace_3d. any_3d: some lidar has raytrace_3d.
         sigma_angle, sigma_range: (n,) noise std. devs. (rad, m), or None where no lidar of the list has that noise.
         near: (n,) float32 min_range (m), or None when no lidar of the list has one.
+        scans: per lidar, what its scans carry besides the readings: first and last ray (Python ints), nominal
+            float32 angles, max range, name, min range.
     """
 
     n: int
@@ -283,6 +282,7 @@ class _BatchConstants:
     sigma_angle: np.ndarray | None
     sigma_range: np.ndarray | None
     near: np.ndarray | None
+    scans: list[tuple[int, int, np.ndarray, float, str, float]]
 
 
 def _batch_constants(lidars: list[Lidar2D], ctx: Any) -> _BatchConstants:
@@ -296,8 +296,10 @@ def _batch_constants(lidars: list[Lidar2D], ctx: Any) -> _BatchConstants:
     sigma_r = [s.range_std_noise for s in lidars]
     near = [s.min_range for s in lidars]
     base = [s._nominal_angles() for s in lidars]
+    bounds = np.concatenate([[0], np.cumsum(counts)])
+    edges = bounds.tolist()
     return _BatchConstants(
-        n=int(counts.sum()), bounds=np.concatenate([[0], np.cumsum(counts)]),
+        n=int(counts.sum()), bounds=bounds,
         ray_sensor=np.repeat(np.arange(len(lidars)), counts),
         base_cos=np.concatenate([b[2] for b in base]), base_sin=np.concatenate([b[3] for b in base]),
         reach=per_ray([s.max_range for s in lidars]),
@@ -307,4 +309,6 @@ def _batch_constants(lidars: list[Lidar2D], ctx: Any) -> _BatchConstants:
         any_3d=any(bool(s.params["raytrace_3d"]) for s in lidars),
         sigma_angle=per_ray(sigma_a) if any(v > 0.0 for v in sigma_a) else None,
         sigma_range=per_ray(sigma_r) if any(v > 0.0 for v in sigma_r) else None,
-        near=per_ray(near, np.float32) if any(v > 0.0 for v in near) else None)
+        near=per_ray(near, np.float32) if any(v > 0.0 for v in near) else None,
+        scans=[(edges[i], edges[i + 1], b[1], s.max_range, s.name, s.min_range)
+               for i, (s, b) in enumerate(zip(lidars, base, strict=True))])
