@@ -147,3 +147,32 @@ def test_layouts_merge_into_one_any_layout_signature():
     e3 = {**e2, "args": [{**c, "array": "float32"}, "float64", c]}
     assert aot.merge_layouts([e1, e3]) is None
     assert aot.merge_layouts([e1, {**e1, "args": [c, "int64", c]}]) is None
+
+
+def test_a_module_built_from_other_sources_is_ignored(tmp_path, monkeypatch):
+    _fresh()
+    meta = json.loads(jit.AOT_META.read_text())
+    monkeypatch.setattr(jit, "_mode", "aot")
+    monkeypatch.setattr(jit, "AOT_META", tmp_path / "_aot.json")
+    jit.AOT_META.write_text(json.dumps(meta))
+    loaded = jit._load_aot()
+    assert loaded is not None and loaded[1]["stamp"] == jit._STAMP
+    jit.AOT_META.write_text(json.dumps({**meta, "stamp": "0" * 64}))  # built before some source changed
+    assert jit._load_aot() is None
+    jit.AOT_META.write_text("{not json")
+    assert jit._load_aot() is None
+    monkeypatch.setattr(jit, "_mode", "jit")
+    jit.AOT_META.write_text(json.dumps(meta))
+    assert jit._load_aot() is None
+
+
+def test_package_stamp_changes_with_any_source_file(tmp_path, monkeypatch):
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "a.py").write_text("x = 1\n")
+    (pkg / "sub" / "b.py").write_text("y = 2\n")
+    monkeypatch.setattr(jit, "_PACKAGE_DIR", pkg)
+    first = jit.package_stamp()
+    assert jit.package_stamp() == first
+    os.utime(pkg / "sub" / "b.py", ns=(1, 1))
+    assert jit.package_stamp() != first
