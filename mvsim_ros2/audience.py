@@ -12,13 +12,15 @@ a subscriber that has matched before a service call or a tick is counted by then
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from rclpy.event_handler import PublisherEventCallbacks
 
-_counts: dict[int, int] = {}
-"""id(publisher) -> subscribers. An entry outlives its publisher (a few bytes per destroyed one); a publisher made
-later at the same address sets its own entry when it is created."""
+_counts: dict[int, tuple[weakref.ref[Any], int]] = {}
+"""id(publisher) -> (the publisher, weakly; subscribers). An entry outlives its publisher (a few bytes per destroyed
+one): the weak reference tells a later object at the same address (another counted publisher replaces the entry;
+any other object is asked rmw) from the one counted."""
 
 
 def counted_publisher(node: Any, msg_type: Any, topic: str, qos: Any) -> Any:
@@ -27,16 +29,20 @@ def counted_publisher(node: Any, msg_type: Any, topic: str, qos: Any) -> Any:
 
     def matched(info: Any) -> None:
         if key:
-            _counts[key[0]] = int(info.current_count)
+            entry = _counts.get(key[0])
+            if entry is not None:
+                _counts[key[0]] = (entry[0], int(info.current_count))
 
     pub = node.create_publisher(msg_type, topic, qos, event_callbacks=PublisherEventCallbacks(matched=matched))
     key.append(id(pub))
-    _counts[id(pub)] = pub.get_subscription_count()
+    _counts[id(pub)] = (weakref.ref(pub), pub.get_subscription_count())
     return pub
 
 
 def listened(pub: Any) -> bool:
     """Whether anybody subscribes to ``pub`` (made by :func:`counted_publisher`) now; any other publisher is asked
     rmw."""
-    n = _counts.get(id(pub))
-    return bool(pub.get_subscription_count() if n is None else n)
+    entry = _counts.get(id(pub))
+    if entry is None or entry[0]() is not pub:
+        return bool(pub.get_subscription_count())
+    return bool(entry[1])
