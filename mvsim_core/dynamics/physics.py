@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -43,6 +44,29 @@ from mvsim_core.errors import MvsimError
 
 if TYPE_CHECKING:
     from mvsim_core.world import World
+
+@dataclass
+class _LevelGround:
+    """What the level-ground check of :meth:`Physics._on_level_ground` reads, made once per physics build, and its
+    last result.
+
+    Attributes:
+        z: the ground's height (m). rects: (P, 4) x_min, x_max, y_min, y_max (m, world) of the planes that hold it,
+            (0, 4) for the implicit floor. reach: (V,) how far from its origin each vehicle's fit asks (m, padded).
+        wheeled: (V,) bool, the vehicle has wheels; all_wheeled: every one has.
+        pitch: (V,) the pitch a level fit writes: -0.0 for one-axle vehicles (-atan(0)), 0.0 for the others.
+        out: (V,) bool, the last check's result; count: how many of ``out`` are set.
+    """
+
+    z: float
+    rects: np.ndarray
+    reach: np.ndarray
+    wheeled: np.ndarray
+    all_wheeled: bool
+    pitch: np.ndarray
+    out: np.ndarray
+    count: int = 0
+
 
 RUNAWAY_SPEED = 1000.0  # m/s or rad/s: beyond this a body is considered to have blown up
 SNAPSHOT_ARRAYS = ("state", "twist", "odometry", "odo_prev", "odo_mult", "z", "pitch", "roll", "forces", "com",
@@ -474,10 +498,9 @@ class Physics:
             elif change == JUMP:
                 body.transform = ((float(p1[k, 0]), float(p1[k, 1])), float(p1[k, 3]))
 
-    def _level_ground(self) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    def _level_ground(self) -> _LevelGround | None:
         """What :meth:`_on_level_ground` needs, when the ground but its blocks is one level and the wheels' fit is
-        not skipped altogether (``flat_z``): (z, the planes' rects, (0, 4) for the implicit floor, each vehicle's
-        reach (m), whether it has wheels, whether it is a one-axle vehicle); else None."""
+        not skipped altogether (``flat_z``); else None."""
         if self.flat_z is not None or self.wheels.n == 0:
             return None
         ground = self.terrain.ground_without_blocks()
@@ -490,12 +513,9 @@ class Physics:
         wheeled = np.bincount(w.vehicle, minlength=n) > 0
         one_axle = np.zeros(n, dtype=np.bool_)
         one_axle[self.supports.rows] = True
-        self._level_out = np.zeros(n, dtype=np.bool_)
-        self._level_count = 0  # how many of _level_out are set, as the last check found
-        self._all_wheeled = bool(wheeled.all())
-        self._level_pitch = np.where(one_axle, -0.0, 0.0)  # -atan(0) for one axle, the fit's 0.0 else
-        rects = ground[1] if ground[1] is not None else np.zeros((0, 4))
-        return ground[0], rects, reach * (1.0 + 1e-9) + 1e-6, wheeled, one_axle
+        return _LevelGround(z=ground[0], rects=ground[1] if ground[1] is not None else np.zeros((0, 4)),
+                            reach=reach * (1.0 + 1e-9) + 1e-6, wheeled=wheeled, all_wheeled=bool(wheeled.all()),
+                            pitch=np.where(one_axle, -0.0, 0.0), out=np.zeros(n, dtype=np.bool_))
 
     def _on_level_ground(self) -> np.ndarray | None:
         """(V,) bool: the vehicles whose fit this step gives level ground for sure, so it can be skipped: resting
@@ -506,12 +526,11 @@ class Physics:
         lv = self._level
         if lv is None:
             return None
-        z0, rects, reach, _, _ = lv
         st = self.state
         tf, box = self.terrain.block_boxes()
-        self._level_count = level_vehicles(st[:, 0], st[:, 1], self.z, self.pitch, self.roll, z0, rects, reach, tf,
-                                           box, self._level_out)
-        return self._level_out
+        lv.count = level_vehicles(st[:, 0], st[:, 1], self.z, self.pitch, self.roll, lv.z, lv.rects, lv.reach, tf,
+                                  box, lv.out)
+        return lv.out
 
     def fit_terrain(self) -> None:
         """Stage 1: z, pitch, roll of every vehicle from its wheel contacts and the gravity along the slope on every
@@ -527,15 +546,15 @@ class Physics:
         elif w.n:
             st = self.state
             level = self._on_level_ground()
-            if level is None or not self._level_count:
+            lv = self._level
+            if level is None or lv is None or not lv.count:
                 z, pitch, roll = self.terrain.fit_vehicles(
                     st[:, 0], st[:, 1], st[:, 2], self.z, self.pitch, self.roll, self.wheel_xy, 2.0 * w.radius,
                     w.vehicle)
                 self.supports.fit(self.terrain, st, z, pitch, roll, self.pitch)
-            elif self._level_count == len(level) and self._all_wheeled:
+            elif lv.count == len(level) and lv.all_wheeled:
                 # all level: what the branch below writes for them, without its masks
-                assert self._level is not None
-                z, pitch, roll = np.full(len(level), self._level[0]), self._level_pitch.copy(), np.zeros(len(level))
+                z, pitch, roll = np.full(len(level), lv.z), lv.pitch.copy(), np.zeros(len(level))
             else:
                 z, pitch, roll = self.z.copy(), self.pitch.copy(), self.roll.copy()
                 fit = ~level
@@ -547,11 +566,9 @@ class Physics:
                         st[rows, 0], st[rows, 1], st[rows, 2], z[rows], pitch[rows], roll[rows],
                         self.wheel_xy[mine], 2.0 * w.radius[mine], slot[w.vehicle[mine]])
                     self.supports.fit(self.terrain, st, z, pitch, roll, self.pitch, only=fit[self.supports.rows])
-                assert self._level is not None
-                z0, _, _, wheeled, one_axle = self._level
-                done = level & wheeled  # a vehicle without wheels keeps its pose, as the fit would leave it
-                z[done] = z0
-                pitch[done] = np.where(one_axle[done], -0.0, 0.0)  # -atan(0) for one axle, the fit's 0.0 else
+                done = level & lv.wheeled  # a vehicle without wheels keeps its pose, as the fit would leave it
+                z[done] = lv.z
+                pitch[done] = lv.pitch[done]
                 roll[done] = 0.0
             self.z, self.pitch, self.roll = z, pitch, roll
             # gravity direction in the vehicle frame: R^T·(0, 0, −1) = (sin p, −cos p·sin r, −cos p·cos r)
