@@ -259,18 +259,17 @@ class _BatchConstants:
     """Per-ray arrays of a list of lidars that only depend on their parameters (built once per list).
 
     Attributes:
-        n: total rays. bounds: (L + 1,) ray offsets of each lidar. ray_sensor: (n,) lidar of each ray.
+        n: total rays. ray_sensor: (n,) lidar of each ray.
         base_cos, base_sin: (n,) unit vectors of the nominal ray angles (sensor frame).
         reach: (n,) max range (m). owner: (n,) vehicle row that carries the lidar (−1: none).
         visible: (n,) bodies_visible. trace_3d: (n,) raytrace_3d. any_3d: some lidar has raytrace_3d.
         sigma_angle, sigma_range: (n,) noise std. devs. (rad, m), or None where no lidar of the list has that noise.
         near: (n,) float32 min_range (m), or None when no lidar of the list has one.
-        scans: per lidar, what its scans carry besides the readings: first and last ray (Python ints), nominal
+        scans: per lidar, what its scans carry besides the readings: its rays' slice (start, stop; Python ints), nominal
             float32 angles, max range, name, min range.
     """
 
     n: int
-    bounds: np.ndarray
     ray_sensor: np.ndarray
     base_cos: np.ndarray
     base_sin: np.ndarray
@@ -296,10 +295,9 @@ def _batch_constants(lidars: list[Lidar2D], ctx: Any) -> _BatchConstants:
     sigma_r = [s.range_std_noise for s in lidars]
     near = [s.min_range for s in lidars]
     base = [s._nominal_angles() for s in lidars]
-    bounds = np.concatenate([[0], np.cumsum(counts)])
-    edges = bounds.tolist()
+    edges = [0, *np.cumsum(counts).tolist()]
     return _BatchConstants(
-        n=int(counts.sum()), bounds=bounds,
+        n=int(counts.sum()),
         ray_sensor=np.repeat(np.arange(len(lidars)), counts),
         base_cos=np.concatenate([b[2] for b in base]), base_sin=np.concatenate([b[3] for b in base]),
         reach=per_ray([s.max_range for s in lidars]),
