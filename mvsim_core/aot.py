@@ -81,17 +81,13 @@ def is_stale() -> bool:
     """Whether the module is missing or was built from other sources or signatures."""
     from mvsim_core import jit
 
-    try:
-        meta = json.loads(jit.AOT_META.read_text())
-    except (OSError, ValueError):
-        return True
-    return meta.get("stamp") != jit._STAMP or meta.get("signatures") != _signatures_hash()
+    meta = jit.aot_meta()
+    return meta is None or meta.get("stamp") != jit._STAMP or meta.get("signatures") != _signatures_hash()
 
 
 def build(verbose: bool = True) -> dict:
     """Compile every kernel with one recorded signature (up to array layouts); returns the metadata written to
     ``_aot.json``."""
-    from numba.core import types
     from numba.pycc import CC
 
     from mvsim_core import jit
@@ -120,15 +116,13 @@ def build(verbose: bool = True) -> dict:
         if kernel.options.get("parallel"):
             skipped[key] = "parallel"
             continue
-        e = merged
         try:
-            sig = jit.spec_type(e["returns"])(*[jit.spec_type(a) for a in e["args"]])
+            sig = jit.spec_type(merged["returns"])(*[jit.spec_type(a) for a in merged["args"]])
         except ValueError as err:
             skipped[key] = str(err)
             continue
-        assert isinstance(sig.return_type, types.Type)
         cc.export(jit.export_name(key), sig)(kernel.py_func)
-        exports[key] = {"args": e["args"], "returns": e["returns"]}
+        exports[key] = {"args": merged["args"], "returns": merged["returns"]}
     cc.compile()
     built = Path(cc.output_dir)
     for f in built.iterdir():

@@ -138,18 +138,28 @@ _jit_on = False
 _mode = os.environ.get(MODE_ENV, "aot").strip().lower()
 
 
-def _load_aot() -> tuple[Any, dict[str, Any]] | None:
-    """The extension module and its metadata, when built for these sources and the mode allows it."""
-    if _mode == "jit" or not AOT_META.is_file():
-        return None
+def aot_meta() -> dict[str, Any] | None:
+    """What the last ahead-of-time build wrote (:data:`AOT_META`: source stamp, signatures hash, exports), or None
+    when there is none or it cannot be read."""
     try:
         meta = json.loads(AOT_META.read_text())
-        if meta.get("stamp") != _STAMP:
-            return None
+    except (OSError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
+def _load_aot() -> tuple[Any, dict[str, Any]] | None:
+    """The extension module and its metadata, when built for these sources and the mode allows it."""
+    if _mode == "jit":
+        return None
+    meta = aot_meta()
+    if meta is None or meta.get("stamp") != _STAMP:
+        return None
+    try:
         import importlib
 
         return importlib.import_module(AOT_MODULE), meta
-    except (ImportError, OSError, ValueError):
+    except ImportError:
         return None
 
 

@@ -56,20 +56,25 @@ WORLDS = [
 ]
 
 
-def _fresh() -> None:
-    meta = json.loads(jit.AOT_META.read_text()) if jit.AOT_META.is_file() else {}
+def _fresh() -> dict:
+    """The build's metadata, asserting it was built from these sources."""
+    meta = jit.aot_meta() or {}
     assert meta.get("stamp") == jit.package_stamp() and not aot.is_stale(), (
         "mvsim_core._aot is missing or was built from other sources: run `make setup` (or "
         "`.venv/bin/python -m mvsim_core.aot`)")
+    return meta
+
+
+def _python(code: str, mode: str, *args: str) -> str:
+    """The standard output of ``python -c code args`` run with ``MVSIM_JIT=mode``."""
+    return subprocess.run([sys.executable, "-c", code, *args], env={**os.environ, "MVSIM_JIT": mode},
+                          capture_output=True, text=True, check=True, cwd=REPO, timeout=600).stdout
 
 
 def _trace(mode: str) -> dict:
-    env = {**os.environ, "MVSIM_JIT": mode}
-    out = subprocess.run([sys.executable, "-c", TRACE, *map(str, WORLDS)], env=env, capture_output=True, text=True,
-                         check=True, cwd=REPO, timeout=600).stdout
     import ast
 
-    return ast.literal_eval(out.strip().splitlines()[-1])
+    return ast.literal_eval(_python(TRACE, mode, *map(str, WORLDS)).strip().splitlines()[-1])
 
 
 @pytest.mark.slow
@@ -84,8 +89,7 @@ def test_aot_kernels_give_the_jits_bits_and_no_numba_on_the_first_step():
 
 
 def test_the_build_exports_every_recorded_kernel_the_demo_world_steps_with():
-    _fresh()
-    meta = json.loads(jit.AOT_META.read_text())
+    meta = _fresh()
     for key in ("mvsim_core.dynamics.vehicle_kernels:vehicle_forces", "mvsim_core.dynamics.box2d_raw:apply_raw",
                 "mvsim_core.dynamics.collision_flags:collision_flags_raw",
                 "mvsim_core.sensors.raycast.segments:cast_segments", "mvsim_core.sensors.raycast.grid:cast_grid"):
@@ -103,9 +107,7 @@ def test_check_mode_names_the_kernel_called_with_other_types():
             "    f(a.astype(np.float32), 3, a, 3, float('inf'))\n"
             "except TypeError as e:\n"
             "    print(e)\n")
-    env = {**os.environ, "MVSIM_JIT": "check"}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
-                         cwd=REPO).stdout.splitlines()
+    out = _python(code, "check").splitlines()
     assert float(out[0]) == pytest.approx(5.0 / 2**0.5)  # edge x + y = 1 to the corner (3, 3)
     assert out[1].startswith("kernel mvsim_core.dynamics.collision_flags:polygon_distance is compiled for (")
     assert "array(float32, 2d, C)" in out[1]
@@ -118,9 +120,7 @@ def test_use_jit_puts_dispatchers_where_the_built_functions_were():
             "before = type(vk.vehicle_forces).__name__\n"
             "jit.use_jit()\n"
             "print(before, type(vk.vehicle_forces).__name__, type(vk.wheel_friction).__name__, jit.aot_active())\n")
-    env = {**os.environ, "MVSIM_JIT": "aot"}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
-                         cwd=REPO).stdout.split()
+    out = _python(code, "aot").split()
     assert out == ["builtin_function_or_method", "CPUDispatcher", "CPUDispatcher", "False"]
 
 
@@ -150,8 +150,7 @@ def test_layouts_merge_into_one_any_layout_signature():
 
 
 def test_a_module_built_from_other_sources_is_ignored(tmp_path, monkeypatch):
-    _fresh()
-    meta = json.loads(jit.AOT_META.read_text())
+    meta = _fresh()
     monkeypatch.setattr(jit, "_mode", "aot")
     monkeypatch.setattr(jit, "AOT_META", tmp_path / "_aot.json")
     jit.AOT_META.write_text(json.dumps(meta))
