@@ -136,9 +136,11 @@ def collision_flags_raw(m8: np.ndarray, m32: np.ndarray, mf: np.ndarray, m64: np
                         threshold: float, out: np.ndarray) -> int:
     """out[k] = body k has a contact between non-sensor fixtures that is touching or, for polygons, whose distance
     (skins included) is below ``threshold``. Returns the number of bodies flagged, or -1 on a pointer that cannot be
-    right."""
-    pa = np.empty((16, 2))
-    pb = np.empty((16, 2))
+    right.
+
+    Two passes: Box2D's touching bit first, for every body (a few loads per contact); then the distance test, only
+    for the bodies that touch nothing (a body pressed against a wall has a dozen near contacts whose distances need
+    not be computed once one of them touches)."""
     hits = 0
     for k in range(bodies.size):
         hit = False
@@ -153,19 +155,34 @@ def collision_flags_raw(m8: np.ndarray, m32: np.ndarray, mf: np.ndarray, m64: np
             fa, fb = _ptr(m64, c + _C_FA), _ptr(m64, c + _C_FB)
             if not (_valid(fa) and _valid(fb)):
                 return -1
-            if m8[fa + _F_SENSOR - MEM_LO] == 0 and m8[fb + _F_SENSOR - MEM_LO] == 0:
-                if _i32(m32, c + _C_FLAGS) & _TOUCHING:
-                    hit = True
-                elif threshold > 0.0:
-                    na, ra = _world_polygon(m32, mf, m64, fa, pa)
-                    nb, rb = _world_polygon(m32, mf, m64, fb, pb)
-                    if na > 0 and nb > 0:
-                        reach = threshold + ra + rb
-                        hit = polygon_distance(pa, na, pb, nb, reach) < reach
+            if (m8[fa + _F_SENSOR - MEM_LO] == 0 and m8[fb + _F_SENSOR - MEM_LO] == 0
+                    and _i32(m32, c + _C_FLAGS) & _TOUCHING):
+                hit = True
             e = _ptr(m64, e + _E_NEXT)
             guard += 1
             if guard > 10_000_000:
                 return -1
+        out[k] = hit
+        hits += hit
+    if threshold <= 0.0:
+        return hits
+    pa = np.empty((16, 2))
+    pb = np.empty((16, 2))
+    for k in range(bodies.size):  # (the lists were checked by the first pass)
+        if out[k]:
+            continue
+        hit = False
+        e = _ptr(m64, bodies[k] + _B_CONTACTS)
+        while e != 0 and not hit:
+            c = _ptr(m64, e + _E_CONTACT)
+            fa, fb = _ptr(m64, c + _C_FA), _ptr(m64, c + _C_FB)
+            if m8[fa + _F_SENSOR - MEM_LO] == 0 and m8[fb + _F_SENSOR - MEM_LO] == 0:
+                na, ra = _world_polygon(m32, mf, m64, fa, pa)
+                nb, rb = _world_polygon(m32, mf, m64, fb, pb)
+                if na > 0 and nb > 0:
+                    reach = threshold + ra + rb
+                    hit = polygon_distance(pa, na, pb, nb, reach) < reach
+            e = _ptr(m64, e + _E_NEXT)
         out[k] = hit
         hits += hit
     return hits

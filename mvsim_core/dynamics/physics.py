@@ -157,6 +157,7 @@ class Physics:
         self.faulty[:] = False
         self.steps = 0
         self._colliding: set[str] = set()
+        self._contact_objects: tuple[list[str] | None, list[Any]] = (None, [])  # (bodies' names, their objects)
         self._collision_threshold = float(world.params["collision_threshold"])
         for k, v in enumerate(self.vehicles):
             v.attach_physics(self, k)
@@ -712,16 +713,23 @@ class Physics:
         if not self._colliding and not self.bodies.contact_hits:
             return  # nothing touches now, nor did at the last step: no flag changes
         names = self.bodies.contact_names
-        now = {names[k] for k in np.flatnonzero(flags).tolist()}
-        for name in self._colliding - now:
-            obj = self.world.vehicles.get(name) or self.world.blocks.get(name)
-            if obj is not None:
-                obj.collision = False
-        for name in now:
-            obj = self.world.vehicles.get(name) or self.world.blocks.get(name)
+        if self._contact_objects[0] is not names:  # (the body list of a rebuilt physics)
+            self._contact_objects = (names, [self.world.vehicles.get(n) or self.world.blocks.get(n) for n in names])
+        objects = self._contact_objects[1]
+        hits = np.flatnonzero(flags).tolist()
+        for k in hits:
+            obj = objects[k]
             if obj is not None:
                 obj.collision = True
                 obj.had_collision = True
+        before = self._colliding
+        if len(hits) == len(before) and all(names[k] in before for k in hits):
+            return  # the same bodies as at the last step
+        now = {names[k] for k in hits}
+        for name in before - now:
+            obj = self.world.vehicles.get(name) or self.world.blocks.get(name)
+            if obj is not None:
+                obj.collision = False
         self._colliding = now
 
     # ------------------------------------------------------------------ blow-ups

@@ -79,3 +79,28 @@ def test_flags_of_a_touching_pair_a_near_miss_and_a_lone_body(raw):
         else:
             got = collision_flags_api(w, {b: k for k, b in enumerate(bodies)}, thr)
         assert got == flags, thr
+
+
+def test_raw_and_api_agree_among_robots_pressed_against_grid_walls(shared_dir):
+    """25 robots of demo_many_robots after 2 s of circling: most touch a wall square or each other, some only come
+    near one; the compiled walk (touching bits first, distances for the rest) flags what pybox2d flags."""
+    if not raw_contacts_ok():
+        pytest.skip("this Box2D build has another contact layout")
+    from mvsim_core.loader import load_world
+
+    w = load_world(shared_dir / "worlds" / "mvsim_tutorial" / "demo_many_robots.world.xml")
+    for v in w.vehicles.values():
+        v.set_twist(0.5, 0.0, 0.3)
+    w.run(2.0)
+    bodies = w.physics.bodies
+    contact_bodies = bodies._contact_bodies
+    addrs = np.array([body_address(b) for b in contact_bodies], dtype=np.int64)
+    seen = set()
+    for thr in (0.0, 0.03, 0.2):
+        out = np.zeros(len(addrs), dtype=np.bool_)
+        hits = collision_flags_raw(*memory(), addrs, thr, out)
+        want = collision_flags_api(bodies.b2world, {b: k for k, b in enumerate(contact_bodies)}, thr)
+        assert out.tolist() == want, thr
+        assert hits == sum(want)
+        seen.add(hits)
+    assert len(seen) == 3 and 0 < min(seen) and max(seen) < len(addrs)  # each threshold flags a different count
