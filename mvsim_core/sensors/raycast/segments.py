@@ -15,10 +15,12 @@ Two kinds of sets:
   poses (:meth:`MovingSegments.place`), each with a bounding circle.
 
 Casting (:func:`cast_segments`, through :func:`cast_sets`) works per run of rays that share an origin (the rays of one
-lidar): the segments within reach of the origin (static ones from the nearby buckets, moving ones from the objects
-whose circle is within reach) that face it are filed by the angular sectors they cover, seen from the origin; each
-ray then tests only the segments of its sector. Angles are "pseudo-angles" (:func:`pseudo_angle`): monotonic in the
-true angle, no trigonometry. Rays from scattered origins still work, each paying for the selection on its own.
+lidar): the static segments within reach of the origin (from the nearby buckets) that face it are filed by the angular
+sectors they cover, seen from the origin, and each moving object within reach by the sectors of its bounding circle,
+with the list of its segments that face the origin; a sector gets only what one of its rays can still reach (an
+occupancy grid's nearer hits cut the rays short). Each ray then tests only the segments of its sector. Angles are
+"pseudo-angles" (:func:`pseudo_angle`): monotonic in the true angle, no trigonometry. Rays from scattered origins still
+work, each paying for the selection on its own.
 
 Layout of a segment row (float64): ``ax, ay, ex, ey, zmin, zmax, modes`` — start point (m), edge vector b − a (m),
 heights (m), and which rays see it: :data:`SEEN_2D` (1) by 2D rays, :data:`SEEN_3D` (2) by ``raytrace_3d`` rays, 3 by
@@ -127,25 +129,10 @@ def _seg_distance(seg: np.ndarray, k: int, x0: float, y0: float) -> float:
 
 
 @njit(cache=True, inline="always")
-def _candidate(seg: np.ndarray, k: int, x0: float, y0: float, h: float, uz: bool, reach: float,
-               n_sectors: int) -> tuple[int, int]:
-    """Whether a ray from (x0, y0) at height h can hit segment k within ``reach``; if so, the first of the angular
-    sectors it spans and how many (else (0, 0)). Only the side facing the origin can be hit."""
-    ax, ay, ex, ey = seg[k, 0], seg[k, 1], seg[k, 2], seg[k, 3]
-    wx, wy = ax - x0, ay - y0
-    if wx * ey - wy * ex >= 0.0:  # the origin is behind (or on the line of) the edge
-        return 0, 0
-    if not int(seg[k, 6]) & (SEEN_3D if uz else SEEN_2D):
-        return 0, 0
-    if uz and not (seg[k, 4] <= h <= seg[k, 5]):
-        return 0, 0
-    if _seg_distance(seg, k, x0, y0) >= reach:
-        return 0, 0
-    pa = pseudo_angle(wx, wy)
-    pb = pseudo_angle(wx + ex, wy + ey)
-    if not (pa >= 0.0 and pb >= 0.0):  # NaN: a non-finite origin or segment is never hit
-        return 0, 0
-    span = pb - pa  # the segment subtends less than a half turn (2 in pseudo-angle units)
+def _sector_span(pa: float, pb: float, n_sectors: int) -> tuple[int, int]:
+    """The angular sectors between the pseudo-angles ``pa`` and ``pb`` (less than a half turn apart, either order),
+    padded by :data:`SECTOR_PAD` each side: (first sector, count)."""
+    span = pb - pa
     if span > 2.0:
         span -= 4.0
     elif span <= -2.0:
@@ -160,6 +147,42 @@ def _candidate(seg: np.ndarray, k: int, x0: float, y0: float, h: float, uz: bool
     return s0, min(s1 - s0 + 1, n_sectors)
 
 
+@njit(cache=True, inline="always")
+def _candidate(seg: np.ndarray, k: int, x0: float, y0: float, h: float, uz: bool, reach: float,
+               n_sectors: int) -> tuple[int, int, float]:
+    """Whether a ray from (x0, y0) at height h can hit segment k within ``reach``; if so, the first of the angular
+    sectors it spans, how many, and the segment's distance from the origin (m) (else (0, 0, inf)). Only the side
+    facing the origin can be hit."""
+    ax, ay, ex, ey = seg[k, 0], seg[k, 1], seg[k, 2], seg[k, 3]
+    wx, wy = ax - x0, ay - y0
+    if wx * ey - wy * ex >= 0.0:  # the origin is behind (or on the line of) the edge
+        return 0, 0, math.inf
+    if not int(seg[k, 6]) & (SEEN_3D if uz else SEEN_2D):
+        return 0, 0, math.inf
+    if uz and not (seg[k, 4] <= h <= seg[k, 5]):
+        return 0, 0, math.inf
+    d = _seg_distance(seg, k, x0, y0)
+    if d >= reach:
+        return 0, 0, math.inf
+    pa = pseudo_angle(wx, wy)
+    pb = pseudo_angle(wx + ex, wy + ey)
+    if not (pa >= 0.0 and pb >= 0.0):  # NaN: a non-finite origin or segment is never hit
+        return 0, 0, math.inf
+    s0, ns = _sector_span(pa, pb, n_sectors)
+    return s0, ns, d
+
+
+@njit(cache=True, inline="always")
+def _facing(seg: np.ndarray, k: int, x0: float, y0: float, h: float, uz: bool) -> bool:
+    """Whether segment k (of a moving object) faces the origin (x0, y0) and is seen by its rays (mode, height);
+    False for a non-finite one."""
+    if not ((seg[k, 0] - x0) * seg[k, 3] - (seg[k, 1] - y0) * seg[k, 2] < 0.0):
+        return False
+    if not int(seg[k, 6]) & (SEEN_3D if uz else SEEN_2D):
+        return False
+    return not uz or seg[k, 4] <= h <= seg[k, 5]
+
+
 @njit(cache=True)
 def cast_segments(seg_s: np.ndarray, start: np.ndarray, items: np.ndarray, gx0: float, gy0: float, size: float,
                   gnx: int, gny: int, seg_m: np.ndarray, obj_start: np.ndarray, circle: np.ndarray,
@@ -168,11 +191,19 @@ def cast_segments(seg_s: np.ndarray, start: np.ndarray, items: np.ndarray, gx0: 
                   out: np.ndarray, n_sectors: int) -> None:
     """Cast R rays against static and moving segments, keeping the nearest hit.
 
-    Rays are taken in runs of equal origin, height, mode, visibility and owner (the rays of one lidar). For each run
-    the segments it can reach — static ones from the buckets around the origin, moving ones from the objects whose
-    circle is within reach and that are not the run's own vehicle — are kept if they face the origin (and, in 3D
-    mode, span its height), and filed by the angular sectors they cover as seen from the origin; each ray then tests
-    the few segments of its own sector.
+    Rays are taken in runs of equal origin, height, mode, visibility and owner (the rays of one lidar). For each run:
+
+    * each ray's angular sector, and per sector the farthest any of its rays may still hit (its reach so far:
+      nearer hits, e.g. an occupancy grid's, already cut it);
+    * static segments from the buckets around the origin that face it (and, in 3D mode, span its height) are filed
+      by the sectors they cover, in those where some ray reaches them;
+    * a moving object (not the run's own vehicle) is filed as a whole, by the sectors of its bounding circle's
+      angular window where some ray reaches the circle, with the list of its segments that face the origin (an
+      object around the origin is tested by every ray);
+    * each ray then tests the segments filed in its sector.
+
+    A segment is filed wherever a ray could hit it (sector bounds and reaches padded for rounding), so the result is
+    the nearest hit over all segments.
 
     Args:
         seg_s: (S, 7) static rows. start: (gnx·gny + 1,) bucket offsets into ``items`` (bucket = iy·gnx + ix);
@@ -187,13 +218,20 @@ def cast_segments(seg_s: np.ndarray, start: np.ndarray, items: np.ndarray, gx0: 
     """
     n = ox.shape[0]
     n_s = seg_s.shape[0]
+    n_o = circle.shape[0]
     stamp = np.full(n_s, -1, dtype=np.int64)
     cap = 64
-    cand = np.empty(cap, dtype=np.int64)  # ≥ 0: static row, < 0: moving row −1 − k
+    cand = np.empty(cap, dtype=np.int64)  # ≥ 0: static row k; < 0: moving object −1 − o
     c_s0 = np.empty(cap, dtype=np.int64)
     c_ns = np.empty(cap, dtype=np.int64)
+    c_d = np.empty(cap)  # distance from the origin (m)
     sec_start = np.zeros(n_sectors + 1, dtype=np.int64)
     sec_items = np.empty(cap, dtype=np.int64)
+    sec_reach = np.zeros(n_sectors)
+    ray_sector = np.empty(n, dtype=np.int64)
+    face_start = np.zeros(n_o + 1, dtype=np.int64)  # per object, its facing rows: face[face_start[o]:face_start[o+1]]
+    face = np.empty(seg_m.shape[0], dtype=np.int64)
+    around = np.empty(n_o, dtype=np.int64)  # objects whose circle holds the origin
     inv = 1.0 / size
     scale = n_sectors * 0.25
     r0 = 0
@@ -209,7 +247,20 @@ def cast_segments(seg_s: np.ndarray, start: np.ndarray, items: np.ndarray, gx0: 
         if not vis or not reach > 0.0 or not (math.isfinite(x0) and math.isfinite(y0)):
             r0 = r1  # (a ray from a non-finite origin hits nothing: its reach stays)
             continue
-        # candidates
+        # the rays' sectors and each sector's reach (padded for rounding; 0: no ray there)
+        sec_reach[:] = 0.0
+        for r in range(r0, r1):
+            ddx, ddy = dx[r], dy[r]
+            if not out[r] > 0.0 or not abs(ddx) + abs(ddy) < math.inf:  # a non-finite direction hits nothing
+                ray_sector[r] = -1                                       # (its NaN pseudo-angle has no sector)
+                continue
+            sq = min(int(pseudo_angle(ddx, ddy) * scale), n_sectors - 1)
+            ray_sector[r] = sq
+            sec_reach[sq] = max(sec_reach[sq], out[r])
+        for q in range(n_sectors):
+            if sec_reach[q] > 0.0:
+                sec_reach[q] = sec_reach[q] * (1.0 + 1e-9) + 1e-9
+        # candidates: static segments
         nc = 0
         if n_s > 0:
             bx0 = min(max(int((x0 - reach - gx0) * inv), 0), gnx - 1)
@@ -224,40 +275,71 @@ def cast_segments(seg_s: np.ndarray, start: np.ndarray, items: np.ndarray, gx0: 
                         if stamp[k] == r0:
                             continue
                         stamp[k] = r0
-                        s0, ns = _candidate(seg_s, k, x0, y0, h, uz, reach, n_sectors)
+                        s0, ns, d = _candidate(seg_s, k, x0, y0, h, uz, reach, n_sectors)
                         if ns == 0:
                             continue
                         if nc == cap:
                             cap *= 2
                             cand, c_s0, c_ns = _grow(cand, cap), _grow(c_s0, cap), _grow(c_ns, cap)
-                        cand[nc], c_s0[nc], c_ns[nc] = k, s0, ns
+                            c_d = _grow(c_d, cap)
+                        cand[nc], c_s0[nc], c_ns[nc], c_d[nc] = k, s0, ns, d
                         nc += 1
-        for o in range(circle.shape[0]):
+        # candidates: moving objects, each with its facing segments
+        n_around = 0
+        nf = 0
+        for o in range(n_o):
+            face_start[o] = nf
+            face_start[o + 1] = nf
             if owner[o] >= 0 and owner[o] == ex:
                 continue
             if uz and not (obj_z[o, 0] <= h <= obj_z[o, 1]):
                 continue
-            if math.hypot(circle[o, 0] - x0, circle[o, 1] - y0) - circle[o, 2] >= reach:
+            cwx, cwy, rho = circle[o, 0] - x0, circle[o, 1] - y0, circle[o, 2]
+            dc = math.hypot(cwx, cwy)
+            gap = dc - rho  # (m) no point of the object is nearer
+            if not gap < reach:  # (NaN: never hit)
                 continue
-            for k in range(obj_start[o], obj_start[o + 1]):
-                s0, ns = _candidate(seg_m, k, x0, y0, h, uz, reach, n_sectors)
-                if ns == 0:
+            s0, ns = 0, 0
+            if dc > rho * 1.001 + 1e-6:  # the origin is outside the circle: its angular window, a sector wider
+                sn = rho / dc            # each side for rounding
+                cs = math.sqrt(max(1.0 - sn * sn, 0.0))
+                s0, ns = _sector_span(pseudo_angle(cwx * cs + cwy * sn, cwy * cs - cwx * sn),
+                                      pseudo_angle(cwx * cs - cwy * sn, cwy * cs + cwx * sn), n_sectors)
+                s0, ns = s0 - 1 + n_sectors, min(ns + 2, n_sectors)
+                far = 0.0
+                for q in range(s0, s0 + ns):
+                    far = max(far, sec_reach[q % n_sectors])
+                if not gap < far:  # every ray that could meet it stops sooner
                     continue
-                if nc == cap:
-                    cap *= 2
-                    cand, c_s0, c_ns = _grow(cand, cap), _grow(c_s0, cap), _grow(c_ns, cap)
-                cand[nc], c_s0[nc], c_ns[nc] = -1 - k, s0, ns
-                nc += 1
-        if nc == 0:
+            for k in range(obj_start[o], obj_start[o + 1]):
+                if _facing(seg_m, k, x0, y0, h, uz):
+                    face[nf] = k
+                    nf += 1
+            face_start[o + 1] = nf
+            if nf == face_start[o]:
+                continue
+            if ns == 0:
+                around[n_around] = o
+                n_around += 1
+                continue
+            if nc == cap:
+                cap *= 2
+                cand, c_s0, c_ns = _grow(cand, cap), _grow(c_s0, cap), _grow(c_ns, cap)
+                c_d = _grow(c_d, cap)
+            cand[nc], c_s0[nc], c_ns[nc], c_d[nc] = -1 - o, s0, ns, gap
+            nc += 1
+        if nc == 0 and n_around == 0:
             r0 = r1
             continue
-        # file them by sector (CSR)
+        # file them by sector (CSR), where some ray reaches them
         sec_start[:] = 0
         total = 0
         for i in range(nc):
             for q in range(c_ns[i]):
-                sec_start[(c_s0[i] + q) % n_sectors + 1] += 1
-            total += c_ns[i]
+                sq = (c_s0[i] + q) % n_sectors
+                if sec_reach[sq] > c_d[i]:
+                    sec_start[sq + 1] += 1
+                    total += 1
         for q in range(n_sectors):
             sec_start[q + 1] += sec_start[q]
         if sec_items.shape[0] < total:
@@ -266,23 +348,28 @@ def cast_segments(seg_s: np.ndarray, start: np.ndarray, items: np.ndarray, gx0: 
         for i in range(nc):
             for q in range(c_ns[i]):
                 sq = (c_s0[i] + q) % n_sectors
-                sec_items[fill[sq]] = cand[i]
-                fill[sq] += 1
+                if sec_reach[sq] > c_d[i]:
+                    sec_items[fill[sq]] = cand[i]
+                    fill[sq] += 1
         # the rays
         for r in range(r0, r1):
-            best = out[r]
-            if not best > 0.0:
+            sq = ray_sector[r]
+            if sq < 0:
                 continue
+            best = out[r]
             ddx, ddy = dx[r], dy[r]
-            if not abs(ddx) + abs(ddy) < math.inf:  # a non-finite direction hits nothing (and its NaN
-                continue                            # pseudo-angle never becomes a sector index)
-            sq = min(int(pseudo_angle(ddx, ddy) * scale), n_sectors - 1)
             for j in range(sec_start[sq], sec_start[sq + 1]):
                 k = sec_items[j]
                 if k >= 0:
                     best = _hit(seg_s, k, x0, y0, ddx, ddy, best)
-                else:
-                    best = _hit(seg_m, -1 - k, x0, y0, ddx, ddy, best)
+                    continue
+                o = -1 - k
+                for f in range(face_start[o], face_start[o + 1]):
+                    best = _hit(seg_m, face[f], x0, y0, ddx, ddy, best)
+            for i in range(n_around):
+                o = around[i]
+                for f in range(face_start[o], face_start[o + 1]):
+                    best = _hit(seg_m, face[f], x0, y0, ddx, ddy, best)
             out[r] = best
         r0 = r1
 

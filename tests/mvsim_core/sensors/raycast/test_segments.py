@@ -288,6 +288,41 @@ def test_static_and_moving_together_from_shared_origins(n_sectors):
         assert out[i] == pytest.approx(ref, abs=1e-9), i
 
 
+def test_rays_cut_short_by_nearer_hits_and_origins_inside_an_object():
+    """Each ray of a run with its own reach (as an occupancy grid's nearer hits leave them), some zero; origins in
+    a crowd of moving objects, some inside an object's bounding circle (next to a robot) and one inside an object:
+    what a sector's rays can still reach decides what is filed there, and the answer stays the brute-force one."""
+    rng = np.random.default_rng(23)
+    m = MovingSegments()
+    chassis = np.array([[-0.4, -0.3], [0.6, -0.3], [0.6, 0.3], [-0.4, 0.3]])
+    for k in range(30):
+        m.add_object(chassis, 0.0, 0.5, owner=k, boxes=np.array([[0.0, 0.35, 0.2, 0.05, 0.0, 0.4]]))
+    m.finish()
+    pose = np.column_stack([rng.uniform(-6, 6, 30), rng.uniform(-6, 6, 30), rng.uniform(-3, 3, 30)])
+    m.place(pose, np.zeros(30), rng.uniform(-0.5, 0.5, 30))
+    n_orig, per = 40, 120
+    centres = pose[rng.integers(30, size=n_orig), :2]
+    origins = rng.uniform(-7, 7, (n_orig, 2))
+    origins[:15] = centres[:15] + rng.uniform(-0.7, 0.7, (15, 2))  # within the circles (and maybe the outlines)
+    origins[15] = pose[3, :2]  # at an object's origin: inside its outline, which it cannot see
+    ox, oy = np.repeat(origins[:, 0], per), np.repeat(origins[:, 1], per)
+    ang = np.tile(np.linspace(-math.pi, math.pi, per, endpoint=False), n_orig) + rng.normal(0, 1e-3, n_orig * per)
+    reach = rng.uniform(0.0, 12.0, n_orig * per)
+    reach[rng.random(n_orig * per) < 0.05] = 0.0
+    excl = np.repeat(rng.integers(-1, 30, n_orig), per)
+    r, out = rays(n_orig * per, ox, oy, ang, reach, exclude=excl)
+    cast_sets(None, m, out=out, **r)
+    hits = 0
+    for i in range(n_orig * per):
+        keep = np.ones(len(m.seg), dtype=bool)
+        if excl[i] >= 0:
+            keep[m.obj_start[excl[i]]:m.obj_start[excl[i] + 1]] = False
+        ref = brute_force(m.seg[keep], ox[i], oy[i], ang[i], reach[i])
+        assert out[i] == pytest.approx(ref, abs=1e-9), i
+        hits += ref < reach[i]
+    assert hits > 500  # (the rays do meet the objects)
+
+
 def test_interleaved_origins_give_the_same_answer():
     """Rays of two origins alternating (runs of length 1) read what they read when grouped."""
     static = StaticSegments(np.vstack([polygon_edges(transform_polygon(SQUARE, x, 0.0, 0.0)) for x in (2, 5, -4)]))
