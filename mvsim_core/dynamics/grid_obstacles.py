@@ -9,7 +9,7 @@ scan of range 1.5 x max radius; a full neighbourhood is simpler and at least as 
 rays or behind the first hit).
 
 Cost (:meth:`GridObstacles.update`): the cell of every moving body is compared with the last call's; when none changed
-cell the call returns after a few numpy operations (~8 µs for 100 vehicles on a 400×400 grid); each body that changed
+cell the call returns after one compiled pass (:func:`body_cells`, ~2 µs for 25 vehicles); each body that changed
 cell costs one numpy gather of its neighbourhood (~15 µs at 0.1 m cells; ~25 µs in all when one of 100 vehicles
 moved) and Box2D calls only for the cells that enter or leave the union of all neighbourhoods (reference-counted per
 cell).
@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from mvsim_core.dynamics.cell_squares import restore_cell_squares, swap_cell_squares
+from mvsim_core.jit import njit
 
 GRID_OCCUPIED = 0.5
 """Cells whose occupancy probability is above this are obstacles."""
@@ -48,6 +49,22 @@ def stencil_bytes(max_radius: float, resolution: float) -> float:
         return math.inf
     side = 2.0 * math.ceil(n) + 1.0
     return side * side * 64.0
+
+
+@njit(cache=True)
+def body_cells(pos: np.ndarray, x_min: float, y_min: float, resolution: float, last: np.ndarray,
+               cells: np.ndarray) -> int:
+    """Cell (ix, iy) of each body origin: ``cells[k] = floor((pos[k] − (x_min, y_min)) / resolution)`` (pos: (n, 2)
+    m, world frame; cells: (n, 2) int64 out); returns how many rows differ from ``last`` ((n, 2), the previous
+    cells)."""
+    changed = 0
+    for k in range(pos.shape[0]):
+        ix = int(np.floor((pos[k, 0] - x_min) / resolution))
+        iy = int(np.floor((pos[k, 1] - y_min) / resolution))
+        changed += ix != last[k, 0] or iy != last[k, 1]
+        cells[k, 0] = ix
+        cells[k, 1] = iy
+    return changed
 
 
 @dataclass
@@ -112,13 +129,15 @@ class GridObstacles:
     def update(self, pos: np.ndarray) -> None:
         """Make the obstacle fixtures match the neighbourhoods of the moving bodies at ``pos`` (n×2 origins, m, world
         frame, in the order of :meth:`build`'s ``radii``); see the module docstring."""
-        cells = np.floor((pos - (self.x_min, self.y_min)) / self.resolution).astype(np.int64)
-        if self.last_cells is None:
-            moved = range(len(cells))
-        elif np.array_equal(cells, self.last_cells):
+        cells = np.empty((len(pos), 2), dtype=np.int64)
+        last = self.last_cells
+        if last is None or last.shape != cells.shape:
+            body_cells(pos, self.x_min, self.y_min, self.resolution, cells, cells)
+            moved: Sequence[int] = range(len(cells))
+        elif body_cells(pos, self.x_min, self.y_min, self.resolution, last, cells) == 0:
             return
         else:
-            moved = np.flatnonzero((cells != self.last_cells).any(axis=1)).tolist()
+            moved = np.flatnonzero((cells != last).any(axis=1)).tolist()
         self.last_cells = cells
         h = GRID_HALF_WIDTH * self.resolution
         for k in moved:

@@ -10,7 +10,7 @@ import Box2D
 import numpy as np
 import pytest
 
-from mvsim_core.dynamics.grid_obstacles import GridObstacles
+from mvsim_core.dynamics.grid_obstacles import GridObstacles, body_cells
 
 
 def grid_element(occupancy: np.ndarray, resolution: float = 0.5, x_min: float = -1.0, y_min: float = -2.0):
@@ -73,3 +73,16 @@ def test_stencil_bytes_never_overflows():
     assert stencil_bytes(0.5, 0.05) == 35.0 ** 2 * 64  # reach 0.835 m: n = 17, a 35 x 35 square
     assert stencil_bytes(0.5, 1e-300) == math.inf
     assert stencil_bytes(math.nan, 0.05) == math.inf
+
+
+def test_body_cells_are_numpys_floors_and_count_the_bodies_that_changed_cell():
+    rng = np.random.default_rng(3)
+    pos = rng.uniform(-20.0, 20.0, (40, 2))
+    pos[:4] = [[-3.0, 1.0], [2.2, -0.6], [0.0, 0.0], [-0.0000001, 5.8]]  # on cell edges and just below one
+    want = np.floor((pos - (-3.0, -1.0)) / 0.2).astype(np.int64)
+    cells = np.empty_like(want)
+    last = want.copy()
+    last[[5, 9, 30], 1] += 1
+    assert body_cells(pos, -3.0, -1.0, 0.2, last, cells) == 3
+    assert np.array_equal(cells, want)
+    assert body_cells(pos, -3.0, -1.0, 0.2, want, cells) == 0
