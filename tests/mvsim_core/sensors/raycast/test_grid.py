@@ -85,6 +85,24 @@ def test_code_is_zero_on_obstacles_and_the_box_distance_elsewhere():
     assert np.all(code[free & (box == 0)] == 1)
 
 
+@pytest.mark.parametrize("density", [0.002, 0.03, 0.3])
+def test_code_equals_scipys_distance_transform_of_the_grown_cells(density):
+    """The compiled transform against scipy's exact EDT of the obstacles grown by one cell (what the code was first
+    made from), on grids of every shape from a single row or column up."""
+    from scipy import ndimage
+
+    rng = np.random.default_rng(int(density * 1000))
+    for _ in range(40):
+        ny, nx = (int(v) for v in rng.integers(1, 90, 2))
+        occ = (rng.random((ny, nx)) < density) * rng.uniform(0.51, 1.0)
+        occ[rng.integers(ny), rng.integers(nx)] = 1.0
+        occupied = occ > 0.5
+        grown = ndimage.maximum_filter(occupied.view(np.uint8), size=3, mode="constant", cval=0).astype(bool)
+        want = (np.clip(np.floor(ndimage.distance_transform_edt(~grown)), 0, MAX_CODE - 1) + 1).astype(np.uint8)
+        want[occupied] = 0
+        assert np.array_equal(distance_code(occ), want), (ny, nx)
+
+
 def test_codes_are_clamped_far_from_obstacles():
     occ = np.zeros((10, 400), dtype=np.float32)
     occ[:, 0] = 1.0
