@@ -89,19 +89,18 @@ def transform_polygon(poly: np.ndarray, x: float, y: float, yaw: float) -> np.nd
 @njit(cache=True, inline="always")
 def _hit(seg: np.ndarray, k: int, ox: float, oy: float, dx: float, dy: float, best: float) -> float:
     """Distance along the ray to segment ``k`` if it is hit from the outside closer than ``best``, else ``best``
-    (heights and modes are checked when the segment is selected for a run of rays)."""
+    (heights and modes are checked when the segment is selected for a run of rays; so is finiteness).
+
+    Branch-free (the tests combined, the distance selected): which segments a ray hits cannot be predicted, and a
+    mispredicted branch costs more than the division."""
     ex, ey = seg[k, 2], seg[k, 3]
     den = dx * ey - dy * ex  # cross(d, e) < 0: the edge faces the ray
-    if den >= 0.0:
-        return best
     wx, wy = seg[k, 0] - ox, seg[k, 1] - oy
-    nt = wx * ey - wy * ex  # t = nt / den
-    if nt > 0.0 or nt <= best * den:
-        return best
+    nt = wx * ey - wy * ex  # t = nt / den, in (0, best)
     nu = wx * dy - wy * dx  # u = nu / den, in [0, 1]
-    if nu > 0.0 or nu < den:
-        return best
-    return nt / den
+    ok = (den < 0.0) & (nt <= 0.0) & (nt > best * den) & (nu <= 0.0) & (nu >= den)
+    t = nt / (den if ok else -1.0)
+    return t if ok else best
 
 
 @njit(cache=True, inline="always")
@@ -175,12 +174,10 @@ def _candidate(seg: np.ndarray, k: int, x0: float, y0: float, h: float, uz: bool
 @njit(cache=True, inline="always")
 def _facing(seg: np.ndarray, k: int, x0: float, y0: float, h: float, uz: bool) -> bool:
     """Whether segment k (of a moving object) faces the origin (x0, y0) and is seen by its rays (mode, height);
-    False for a non-finite one."""
-    if not ((seg[k, 0] - x0) * seg[k, 3] - (seg[k, 1] - y0) * seg[k, 2] < 0.0):
-        return False
-    if not int(seg[k, 6]) & (SEEN_3D if uz else SEEN_2D):
-        return False
-    return not uz or seg[k, 4] <= h <= seg[k, 5]
+    False for a non-finite one. Branch-free, as :func:`_hit`."""
+    front = (seg[k, 0] - x0) * seg[k, 3] - (seg[k, 1] - y0) * seg[k, 2] < 0.0
+    seen = (int(seg[k, 6]) & (SEEN_3D if uz else SEEN_2D)) != 0
+    return front & seen & ((not uz) | ((seg[k, 4] <= h) & (h <= seg[k, 5])))
 
 
 @njit(cache=True)
@@ -312,9 +309,8 @@ def cast_segments(seg_s: np.ndarray, start: np.ndarray, items: np.ndarray, gx0: 
                 if not gap < far:  # every ray that could meet it stops sooner
                     continue
             for k in range(obj_start[o], obj_start[o + 1]):
-                if _facing(seg_m, k, x0, y0, h, uz):
-                    face[nf] = k
-                    nf += 1
+                face[nf] = k  # (kept when it faces the origin)
+                nf += 1 if _facing(seg_m, k, x0, y0, h, uz) else 0
             face_start[o + 1] = nf
             if nf == face_start[o]:
                 continue
