@@ -25,6 +25,7 @@ import numpy as np
 from mvsim_core.dynamics.command_limits import BLOCK_LIMITS, CommandGate, checked_pose, checked_velocity
 from mvsim_core.dynamics.faults import Blowup, FaultLog
 from mvsim_core.errors import ControllerError, MvsimError
+from mvsim_core.io.csv_logger import RecordingCount
 from mvsim_core.objects.actor import Actor
 from mvsim_core.objects.block import Block
 from mvsim_core.objects.vehicles.base import Vehicle
@@ -170,6 +171,8 @@ class World:
     _batch: set[str] | None = field(default=None, repr=False)
     """Inside :meth:`batch`: the names spawned so far (they start anew at the rebuild); None outside."""
     _batch_dirty: bool = field(default=False, repr=False)
+    _recording: RecordingCount = field(default_factory=RecordingCount, repr=False)
+    """How many of the vehicles' CSV loggers are recording (the step skips them all when none is)."""
 
     # ------------------------------------------------------------------ clock
     @property
@@ -241,7 +244,7 @@ class World:
                 scheduler.ctx.adopt(old_scheduler.ctx)
         for v in self.vehicles.values():
             if v.logger is None:
-                v.logger = VehicleLogger(v.name, len(v.wheels), v.log_path)
+                v.logger = VehicleLogger(v.name, len(v.wheels), v.log_path, self._recording)
                 if v.auto_start_recording:
                     v.logger.start()
         self._physics, self._scheduler = physics, scheduler
@@ -357,6 +360,8 @@ class World:
 
     def _write_logs(self, t: float) -> None:
         """One row per recording vehicle: pose, twist, odometry and each wheel at simulated time ``t`` (s)."""
+        if not self._recording.n:
+            return
         physics = self.physics
         for k, v in enumerate(self.vehicles.values()):
             if v.logger is not None and v.logger.recording:

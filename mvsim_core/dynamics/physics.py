@@ -158,6 +158,7 @@ class Physics:
         self.steps = 0
         self._colliding: set[str] = set()
         self._contact_objects: tuple[list[str] | None, list[Any]] = (None, [])  # (bodies' names, their objects)
+        self._last_flags: tuple[bytes, set[str], list[Any]] = (b"", set(), [])  # the last flags, set, objects
         self._collision_threshold = float(world.params["collision_threshold"])
         for k, v in enumerate(self.vehicles):
             v.attach_physics(self, k)
@@ -712,25 +713,27 @@ class Physics:
         flags = self.bodies.contact_flags(self._collision_threshold)
         if not self._colliding and not self.bodies.contact_hits:
             return  # nothing touches now, nor did at the last step: no flag changes
+        key = flags.tobytes()
+        if key == self._last_flags[0] and self._colliding is self._last_flags[1]:
+            for obj in self._last_flags[2]:  # the same bodies as at the last step: only the latches
+                obj.had_collision = True
+            return
         names = self.bodies.contact_names
         if self._contact_objects[0] is not names:  # (the body list of a rebuilt physics)
             self._contact_objects = (names, [self.world.vehicles.get(n) or self.world.blocks.get(n) for n in names])
         objects = self._contact_objects[1]
         hits = np.flatnonzero(flags).tolist()
-        for k in hits:
-            obj = objects[k]
-            if obj is not None:
-                obj.collision = True
-                obj.had_collision = True
-        before = self._colliding
-        if len(hits) == len(before) and all(names[k] in before for k in hits):
-            return  # the same bodies as at the last step
+        touching = [objects[k] for k in hits if objects[k] is not None]
+        for obj in touching:
+            obj.collision = True
+            obj.had_collision = True
         now = {names[k] for k in hits}
-        for name in before - now:
+        for name in self._colliding - now:
             obj = self.world.vehicles.get(name) or self.world.blocks.get(name)
             if obj is not None:
                 obj.collision = False
         self._colliding = now
+        self._last_flags = (key, now, touching)
 
     # ------------------------------------------------------------------ blow-ups
     def _vehicle_blowups(self) -> list[Blowup]:

@@ -24,6 +24,16 @@ WHEEL_COLUMNS = ("Timestamp", "wheel_pos_x", "wheel_pos_y", "torque", "force_z",
                  "friction_x", "friction_y")
 
 
+class RecordingCount:
+    """How many loggers of a set (a world's) are recording: the world's step looks at its loggers only when some
+    are (one comparison instead of a look at every vehicle)."""
+
+    __slots__ = ("n",)
+
+    def __init__(self) -> None:
+        self.n = 0
+
+
 class VehicleLogger:
     """The CSV files of one vehicle.
 
@@ -31,15 +41,30 @@ class VehicleLogger:
         vehicle_name: used in the file names.
         n_wheels: number of wheel files.
         log_path: directory (or prefix directory) of the files; "" = the current directory.
+        count: the set's :class:`RecordingCount`, kept up to date by :attr:`recording` (None: none).
     """
 
-    def __init__(self, vehicle_name: str, n_wheels: int, log_path: str = "") -> None:
+    def __init__(self, vehicle_name: str, n_wheels: int, log_path: str = "",
+                 count: RecordingCount | None = None) -> None:
         self.name = vehicle_name
         self.n_wheels = n_wheels
         self.dir = Path(log_path) if log_path else Path(".")
-        self.recording = False
+        self._count = count
+        self._recording = False
         self.session = 1
         self._files: list[TextIO] = []
+
+    @property
+    def recording(self) -> bool:
+        """Whether rows are being written."""
+        return self._recording
+
+    @recording.setter
+    def recording(self, on: bool) -> None:
+        on = bool(on)
+        if on != self._recording and self._count is not None:
+            self._count.n += 1 if on else -1
+        self._recording = on
 
     def paths(self) -> list[Path]:
         """The pose file then the wheel files of the current session."""

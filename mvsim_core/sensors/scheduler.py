@@ -10,6 +10,7 @@ sensor's pose on the vehicle; standalone sensors are posed in the world frame di
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -136,6 +137,7 @@ class SensorScheduler:
         self.last = np.zeros(len(self.sensors))
         self.period = np.array([s.period for s in self.sensors], dtype=float)
         self.due_at = self.last + self.period - SAMPLE_EPS
+        self._next_due = -math.inf  # min(due_at) after the last run (-inf: look at every sensor)
         self.runs = 0
         """Steps at which some sensor sampled so far: new observations (``Sensor.last``) only come with a new count."""
 
@@ -144,11 +146,13 @@ class SensorScheduler:
         """Every sensor samples next one period after simulated time ``t`` (s), as at the start when ``t`` = 0."""
         self.last[:] = t
         self.due_at[:] = self.last + self.period - SAMPLE_EPS
+        self._next_due = -math.inf
 
     def shift(self, dt: float) -> None:
         """The clock jumped by ``dt`` seconds: the schedule moves with it (each sensor keeps its phase)."""
         self.last += dt
         self.due_at += dt
+        self._next_due = -math.inf
         for s in self.sensors:
             s.shift_clock(dt)
 
@@ -160,6 +164,7 @@ class SensorScheduler:
     def restore_state(self, saved: dict[str, Any]) -> None:
         """Go back to a :meth:`save_state` result of a scheduler of the same sensors (copied in place)."""
         restore_arrays(self, {"last": saved["last"], "due_at": saved["due_at"]})
+        self._next_due = -math.inf
         self.runs = int(saved["runs"])
 
     def carry_over(self, old: SensorScheduler, t: float) -> None:
@@ -170,6 +175,7 @@ class SensorScheduler:
         camera renderer built by ``old``'s context are kept, pointed at the new physics.
         """
         self.enabled = old.enabled
+        self._next_due = -math.inf
         where = {id(s): i for i, s in enumerate(old.sensors)}
         for i, s in enumerate(self.sensors):
             j = where.get(id(s))
@@ -183,10 +189,11 @@ class SensorScheduler:
 
     def run(self, t: float) -> None:
         """Sample every sensor due at simulated time ``t`` (s), batched per class."""
-        if not self.enabled or not self.sensors:
+        if not self.enabled or not self.sensors or t < self._next_due:
             return
         due = np.flatnonzero(self.due_at <= t)
         if due.size == 0:
+            self._next_due = float(self.due_at.min())
             return
         self.runs += 1
         groups: dict[type[Sensor], list[int]] = defaultdict(list)
@@ -198,6 +205,7 @@ class SensorScheduler:
                 self.sensors[i].last = obs
         self.last[due] = t
         self.due_at[due] = t + self.period[due] - SAMPLE_EPS
+        self._next_due = float(self.due_at.min())
 
     def __repr__(self) -> str:
         return f"<SensorScheduler {len(self.sensors)} sensors; not simulated: {self.not_simulated}>"

@@ -50,3 +50,19 @@ def rotate_directions(base_c: np.ndarray, base_s: np.ndarray, ray_sensor: np.nda
             c, s = c * cn - s * sn, s * cn + c * sn
         dx[i] = c
         dy[i] = s
+
+
+@njit(cache=True)
+def ray_origins(pos: np.ndarray, ray_sensor: np.ndarray, ox: np.ndarray, oy: np.ndarray, h: np.ndarray) -> None:
+    """Where R rays start: the position of each ray's sensor.
+
+    Args:
+        pos: (S, 3) sensor positions x, y, z (m, world frame).
+        ray_sensor: (R,) index of the sensor of each ray into ``pos``.
+        ox, oy, h: (R,) out: each ray's origin x, y and height z (m).
+    """
+    for i in range(ray_sensor.shape[0]):
+        k = ray_sensor[i]
+        ox[i] = pos[k, 0]
+        oy[i] = pos[k, 1]
+        h[i] = pos[k, 2]

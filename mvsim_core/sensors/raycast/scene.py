@@ -280,14 +280,23 @@ class RaycastScene:
         vis = _per_ray(bodies_visible, n, np.bool_)
         use_z = _per_ray(False if raytrace_3d is None else raytrace_3d, n, np.bool_)
         out = reach.copy()
+        self.cast_rays(ox, oy, dx, dy, h, excl, vis, use_z, vis.any(), out)
+        return np.where(out < reach, out, np.inf)
+
+    def cast_rays(self, ox: np.ndarray, oy: np.ndarray, dx: np.ndarray, dy: np.ndarray, h: np.ndarray,
+                  exclude_owner: np.ndarray, bodies_visible: np.ndarray, raytrace_3d: np.ndarray, any_visible: bool,
+                  out: np.ndarray) -> None:
+        """:meth:`cast` on arrays already in the kernels' form (what a sensor that casts every step keeps ready):
+        (R,) contiguous float64 ``ox, oy, dx, dy, h``, int64 ``exclude_owner``, bool ``bodies_visible`` and
+        ``raytrace_3d``; ``any_visible`` = ``bodies_visible.any()``. ``out``: (R,) float64, each ray's reach in (m),
+        its nearest hit out, the reach where it hits nothing."""
         for g in self.grids:
             g.cast(ox, oy, dx, dy, out)
-        if vis.any():
+        if any_visible:
             self.place_moving()
-            cast_sets(self.static, self.moving, ox, oy, dx, dy, h, use_z, vis, excl, out)
-            if self.has_meshes and (use_z & vis).any():
-                self._cast_meshes(ox, oy, h, dx, dy, use_z, vis, excl, out)
-        return np.where(out < reach, out, np.inf)
+            cast_sets(self.static, self.moving, ox, oy, dx, dy, h, raytrace_3d, bodies_visible, exclude_owner, out)
+            if self.has_meshes and (raytrace_3d & bodies_visible).any():
+                self._cast_meshes(ox, oy, h, dx, dy, raytrace_3d, bodies_visible, exclude_owner, out)
 
 
 def _per_ray(value: Any, n: int, dtype: Any) -> np.ndarray:

@@ -407,56 +407,61 @@ def _bin(seg: np.ndarray, gx0: float, gy0: float, size: float, gnx: int, gny: in
     return start, items
 
 
-@njit(cache=True)
-def place_segments(local: np.ndarray, obj: np.ndarray, pose: np.ndarray, z: np.ndarray, out: np.ndarray) -> None:
-    """World rows of object-frame segment rows: ``out[k] = pose[obj[k]] ⊕ local[k]``, heights offset by z.
-
-    Args:
-        local: (S, 7) rows in each object's frame. obj: (S,) object of each row.
-        pose: (O, 3) x, y (m), yaw (rad) of each object, world frame. z: (O,) height of each object's frame (m).
-        out: (S, 7) world rows.
-    """
-    for k in range(local.shape[0]):
-        o = obj[k]
-        c, s = math.cos(pose[o, 2]), math.sin(pose[o, 2])
-        ax, ay, ex, ey = local[k, 0], local[k, 1], local[k, 2], local[k, 3]
-        out[k, 0] = pose[o, 0] + c * ax - s * ay
-        out[k, 1] = pose[o, 1] + s * ax + c * ay
-        out[k, 2] = c * ex - s * ey
-        out[k, 3] = s * ex + c * ey
-        out[k, 4] = z[o] + local[k, 4]
-        out[k, 5] = z[o] + local[k, 5]
-        out[k, 6] = local[k, 6]
+@njit(cache=True, inline="always")
+def _place_row(ax: float, ay: float, ex: float, ey: float, zmin: float, zmax: float, modes: float, pose: np.ndarray,
+               z: np.ndarray, o: int, out: np.ndarray, j: int) -> None:
+    """Row ``j`` of ``out``: the object-frame segment (start (ax, ay), edge (ex, ey), heights, modes) of object
+    ``o`` in the world, at ``pose[o]`` (x, y m, yaw rad) and height ``z[o]`` (m)."""
+    c, s = math.cos(pose[o, 2]), math.sin(pose[o, 2])
+    out[j, 0] = pose[o, 0] + c * ax - s * ay
+    out[j, 1] = pose[o, 1] + s * ax + c * ay
+    out[j, 2] = c * ex - s * ey
+    out[j, 3] = s * ex + c * ey
+    out[j, 4] = z[o] + zmin
+    out[j, 5] = z[o] + zmax
+    out[j, 6] = modes
 
 
 @njit(cache=True)
-def box_segments(cx: np.ndarray, cy: np.ndarray, yaw: np.ndarray, half_len: np.ndarray, half_wid: np.ndarray,
-                 zmin: np.ndarray, zmax: np.ndarray, out: np.ndarray) -> None:
-    """Counter-clockwise edges of B rotated boxes (wheels): rows ``4b .. 4b+3`` of ``out`` (B·4, 7).
+def place_objects(out_local: np.ndarray, out_obj: np.ndarray, out_slot: np.ndarray, box_local: np.ndarray,
+                  box_obj: np.ndarray, box_slot: np.ndarray, box_yaw: np.ndarray, pose: np.ndarray, z: np.ndarray,
+                  radius: np.ndarray, zr: np.ndarray, seg: np.ndarray, circle: np.ndarray, obj_z: np.ndarray) -> None:
+    """Every moving object at its pose, in one pass: its outline rows and the four edges of each of its turning
+    boxes (wheels) in the world, its bounding circle and height range.
 
     Args:
-        cx, cy: (B,) box centres (m). yaw: (B,) box orientation (rad; length along the box's x).
-        half_len, half_wid: (B,) half sizes along the box's x and y (m). zmin, zmax: (B,) heights (m).
+        out_local: (L, 7) outline rows in their objects' frames; out_obj, out_slot: (L,) each row's object and its
+            row of ``seg``.
+        box_local: (B, 6) boxes in their objects' frames: cx, cy (m), half length, half width (m), zmin, zmax (m);
+            box_obj, box_slot: (B,) each box's object and its first row of ``seg`` (4 rows, counter-clockwise).
+        box_yaw: (B,) each box's yaw in its object's frame (rad).
+        pose: (O, 3) x, y (m), yaw (rad) of each object frame, world. z: (O,) height of each object frame (m).
+        radius: (O,) bounding radius (m). zr: (O, 2) height range above the object's frame (m).
+        seg: (S, 7) out: world rows. circle: (O, 3) out: bounding circles (cx, cy, radius; m). obj_z: (O, 2) out:
+            world height ranges (m).
     """
-    for b in range(cx.shape[0]):
-        c, s = math.cos(yaw[b]), math.sin(yaw[b])
-        hl, hw = half_len[b], half_wid[b]
+    for k in range(out_local.shape[0]):
+        _place_row(out_local[k, 0], out_local[k, 1], out_local[k, 2], out_local[k, 3], out_local[k, 4],
+                   out_local[k, 5], out_local[k, 6], pose, z, out_obj[k], seg, out_slot[k])
+    for b in range(box_local.shape[0]):
+        c, s = math.cos(box_yaw[b]), math.sin(box_yaw[b])
+        cx, cy, hl, hw = box_local[b, 0], box_local[b, 1], box_local[b, 2], box_local[b, 3]
         lx = (hl, hl, -hl, -hl)
         ly = (-hw, hw, hw, -hw)
         for i in range(4):
             j = (i + 1) % 4
-            ax = cx[b] + c * lx[i] - s * ly[i]
-            ay = cy[b] + s * lx[i] + c * ly[i]
-            bx = cx[b] + c * lx[j] - s * ly[j]
-            by = cy[b] + s * lx[j] + c * ly[j]
-            k = 4 * b + i
-            out[k, 0] = ax
-            out[k, 1] = ay
-            out[k, 2] = bx - ax
-            out[k, 3] = by - ay
-            out[k, 4] = zmin[b]
-            out[k, 5] = zmax[b]
-            out[k, 6] = SEEN_BOTH
+            ax = cx + c * lx[i] - s * ly[i]
+            ay = cy + s * lx[i] + c * ly[i]
+            bx = cx + c * lx[j] - s * ly[j]
+            by = cy + s * lx[j] + c * ly[j]
+            _place_row(ax, ay, bx - ax, by - ay, box_local[b, 4], box_local[b, 5], float(SEEN_BOTH), pose, z,
+                       box_obj[b], seg, box_slot[b] + i)
+    for o in range(circle.shape[0]):
+        circle[o, 0] = pose[o, 0]
+        circle[o, 1] = pose[o, 1]
+        circle[o, 2] = radius[o]
+        obj_z[o, 0] = zr[o, 0] + z[o]
+        obj_z[o, 1] = zr[o, 1] + z[o]
 
 
 # ---------------------------------------------------------------------------------------------------- sets
@@ -563,16 +568,13 @@ class MovingSegments:
         self._box_slot = np.concatenate(
             [np.zeros(0, np.int64)] + [self.obj_start[o] + len(self._outline[o]) + 4 * np.arange(len(b))
                                        for o, b in enumerate(self._boxes)]).astype(np.int64)
-        self._box_rows = (self._box_slot[:, None] + np.arange(4)[None, :]).ravel()
         self._radius_arr = np.array(self._radius, dtype=np.float64)
         self._zr_arr = np.array(self._zr, dtype=np.float64).reshape(-1, 2)
         self.circle = np.zeros((n, 3))
         self.obj_z = np.zeros((n, 2))
-        self._tmp_out = np.zeros((len(self._out_local), SEG_COLS))
-        self._tmp_box = np.zeros((4 * self.n_boxes, SEG_COLS))
 
     def place(self, pose: np.ndarray, z: np.ndarray, box_yaw: np.ndarray | None = None) -> None:
-        """Put every object at its pose.
+        """Put every object at its pose (:func:`place_objects`).
 
         Args:
             pose: (O, 3) x, y (m), yaw (rad) of each object frame, world. z: (O,) height of each object frame (m).
@@ -582,19 +584,9 @@ class MovingSegments:
             return
         pose = np.ascontiguousarray(pose, dtype=np.float64).reshape(-1, 3)
         z = np.ascontiguousarray(z, dtype=np.float64)
-        if len(self._out_local):
-            place_segments(self._out_local, self._out_obj, pose, z, self._tmp_out)
-            self.seg[self._out_slot] = self._tmp_out
-        if self.n_boxes:
-            bl = self._box_local
-            yaw = np.zeros(self.n_boxes) if box_yaw is None else np.asarray(box_yaw, dtype=np.float64)
-            local = np.zeros((4 * self.n_boxes, SEG_COLS))
-            box_segments(bl[:, 0], bl[:, 1], yaw, bl[:, 2], bl[:, 3], bl[:, 4], bl[:, 5], local)
-            place_segments(local, np.repeat(self._box_obj, 4), pose, z, self._tmp_box)
-            self.seg[self._box_rows] = self._tmp_box
-        self.circle[:, :2] = pose[:, :2]
-        self.circle[:, 2] = self._radius_arr
-        self.obj_z[:] = self._zr_arr + z[:, None]
+        yaw = np.zeros(self.n_boxes) if box_yaw is None else np.ascontiguousarray(box_yaw, dtype=np.float64)
+        place_objects(self._out_local, self._out_obj, self._out_slot, self._box_local, self._box_obj, self._box_slot,
+                      yaw, pose, z, self._radius_arr, self._zr_arr, self.seg, self.circle, self.obj_z)
 
 
 def cast_sets(static: StaticSegments | None, moving: MovingSegments | None, ox: np.ndarray, oy: np.ndarray,
