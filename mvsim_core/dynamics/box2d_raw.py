@@ -148,6 +148,15 @@ def read_raw_states(f32: np.ndarray, read_idx: np.ndarray, out: np.ndarray) -> N
 
 
 @njit(cache=True)
+def read_raw_positions(f32: np.ndarray, read_idx: np.ndarray, out: np.ndarray) -> None:
+    """Body origins (m, world frame) from the raw structs: ``out[i]`` = the first two :data:`READ_COLS` of row i
+    (n×2, float64)."""
+    for i in range(read_idx.shape[0]):
+        out[i, 0] = float(f32[read_idx[i, 0]])
+        out[i, 1] = float(f32[read_idx[i, 1]])
+
+
+@njit(cache=True)
 def apply_raw(f32: np.ndarray, i32: np.ndarray, base: np.ndarray, flag_idx: np.ndarray, dynamic: np.ndarray,
               fx: np.ndarray, fy: np.ndarray, tq: np.ndarray) -> bool:
     """Add force and torque straight into the structs when every body is dynamic and awake (then True); otherwise

@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mvsim_core.dynamics.state_arrays import restore_arrays
+from mvsim_core.geometry.rotation_kernels import rotation_entries
 from mvsim_core.geometry.rotations import compose_rt, rotations
+from mvsim_core.jit import njit
 
 if TYPE_CHECKING:
     from mvsim_core.dynamics.physics import Physics
@@ -30,6 +32,30 @@ MAX_CONSTANTS = 64  # cached sensor-batch constants (SensorContext.constants) be
 SCENE_CACHES = ("_raycast_scene", "_raycast_scene_3d", "_scene_renderer")
 """Attributes of a :class:`SensorContext` holding geometry built on first use from the world and its physics: the 2D
 and 3D ray-casting scenes and the camera renderer (each has a ``physics``, or a ``scene`` that has one)."""
+
+
+@njit(cache=True)
+def host_poses(state: np.ndarray, z: np.ndarray, pitch: np.ndarray, roll: np.ndarray, rows: np.ndarray,
+               host: np.ndarray, rot: np.ndarray) -> None:
+    """The poses of the vehicles that carry n sensors: ``host[i]`` = (x, y, z, yaw, pitch, roll) (m, rad, world frame)
+    of physics row ``rows[i]`` and ``rot[i]`` its rotation (3, 3), the floats of
+    :func:`~mvsim_core.geometry.rotations.rotations` (same expressions, same cosines).
+
+    Args:
+        state: (V, ≥3) the physics' x, y (m), yaw (rad) columns. z, pitch, roll: (V,) m, rad.
+        rows: (n,) int64 vehicle rows. host: (n, 6) out. rot: (n, 3, 3) out.
+    """
+    for i in range(rows.shape[0]):
+        k = rows[i]
+        host[i, 0] = state[k, 0]
+        host[i, 1] = state[k, 1]
+        host[i, 2] = z[k]
+        host[i, 3] = state[k, 2]
+        host[i, 4] = pitch[k]
+        host[i, 5] = roll[k]
+        e = rotation_entries(state[k, 2], pitch[k], roll[k])
+        for j in range(9):
+            rot[i, j // 3, j % 3] = e[j]
 
 
 class SensorContext:
@@ -106,12 +132,13 @@ class SensorContext:
         kk, on, all_on, rs, ts = self.constants("poses", sensors, self._pose_constants)
         host = np.zeros((len(sensors), 6))
         if all_on:
-            host[:, 0], host[:, 1], host[:, 2] = ph.state[kk, 0], ph.state[kk, 1], ph.z[kk]
-            host[:, 3], host[:, 4], host[:, 5] = ph.state[kk, 2], ph.pitch[kk], ph.roll[kk]
-        elif kk.size:
-            host[on] = np.column_stack([ph.state[kk, 0], ph.state[kk, 1], ph.z[kk], ph.state[kk, 2], ph.pitch[kk],
-                                        ph.roll[kk]])
-        rh = rotations(host[:, 3], host[:, 4], host[:, 5])
+            rh = np.empty((len(sensors), 3, 3))
+            host_poses(ph.state, ph.z, ph.pitch, ph.roll, kk, host, rh)
+        else:
+            if kk.size:
+                host[on] = np.column_stack([ph.state[kk, 0], ph.state[kk, 1], ph.z[kk], ph.state[kk, 2],
+                                            ph.pitch[kk], ph.roll[kk]])
+            rh = rotations(host[:, 3], host[:, 4], host[:, 5])
         return rh @ rs, host[:, :3] + np.einsum("nij,nj->ni", rh, ts)
 
     def _pose_constants(self, sensors: list[Sensor]) -> tuple:

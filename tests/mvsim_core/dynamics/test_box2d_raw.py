@@ -17,6 +17,7 @@ from mvsim_core.dynamics.box2d_raw import (
     body_address,
     memory,
     raw_layout_ok,
+    read_raw_positions,
     read_raw_states,
 )
 
@@ -51,6 +52,14 @@ def test_read_raw_states_gives_the_origin_states(world_and_bodies):
         want = (b.position.x, b.position.y, b.angle, vx, vy, b.angularVelocity)
         assert row == pytest.approx(want, abs=1e-6)
     assert math.hypot(*bodies[0].linearVelocity) != pytest.approx(math.hypot(*out[0, 3:5]), abs=1e-3)  # COM != origin
+
+
+def test_read_raw_positions_are_the_origins_as_the_api_gives_them(world_and_bodies):
+    _, bodies = world_and_bodies
+    _, read_idx, _ = struct_indices(bodies)
+    out = np.empty((len(bodies), 2))
+    read_raw_positions(memory()[2], read_idx, out)
+    assert out.tolist() == [list(b.position.tuple) for b in bodies]  # float32 -> float64, exactly
 
 
 def test_apply_raw_adds_force_and_torque_only_when_all_are_awake(world_and_bodies):
