@@ -67,6 +67,23 @@ def body_cells(pos: np.ndarray, x_min: float, y_min: float, resolution: float, l
     return changed
 
 
+@njit(cache=True)
+def near_cells(ix: int, iy: int, stencil: np.ndarray, occupied: np.ndarray, nx: int, ny: int,
+               out: np.ndarray) -> int:
+    """The occupied cells around cell (ix, iy): flat indices ``iy·nx + ix`` of the cells ``(ix, iy) + stencil[j]``
+    inside the grid whose ``occupied`` flag is set, in stencil order, into ``out`` ((K,) int64, K ≥ len(stencil));
+    returns how many."""
+    n = 0
+    for j in range(stencil.shape[0]):
+        cx, cy = ix + stencil[j, 0], iy + stencil[j, 1]
+        if 0 <= cx < nx and 0 <= cy < ny:
+            lin = cy * nx + cx
+            if occupied[lin]:
+                out[n] = lin
+                n += 1
+    return n
+
+
 @dataclass
 class GridObstacles:
     """The obstacle fixtures of one occupancy grid.
@@ -141,11 +158,10 @@ class GridObstacles:
         self.last_cells = cells
         h = GRID_HALF_WIDTH * self.resolution
         for k in moved:
-            idx = cells[k] + self.stencils[k]
-            ix, iy = idx[:, 0], idx[:, 1]
-            ok = (ix >= 0) & (ix < self.nx) & (iy >= 0) & (iy < self.ny)
-            lin = iy[ok] * self.nx + ix[ok]
-            new = set(lin[self.occupied[lin]].tolist())
+            stencil = self.stencils[k]
+            found = np.empty(len(stencil), dtype=np.int64)
+            n = near_cells(int(cells[k, 0]), int(cells[k, 1]), stencil, self.occupied, self.nx, self.ny, found)
+            new = set(found[:n].tolist())
             old = self.near[k]
             self.near[k] = new
             swap_cell_squares(self.body, self.fixtures, self.refcount, old, new, h, self.cell_center, self.friction,

@@ -223,6 +223,7 @@ def cast_segments(seg_s: np.ndarray, start: np.ndarray, items: np.ndarray, gx0: 
     c_ns = np.empty(cap, dtype=np.int64)
     c_d = np.empty(cap)  # distance from the origin (m)
     sec_start = np.zeros(n_sectors + 1, dtype=np.int64)
+    fill = np.empty(n_sectors, dtype=np.int64)
     sec_items = np.empty(cap, dtype=np.int64)
     sec_reach = np.zeros(n_sectors)
     ray_sector = np.empty(n, dtype=np.int64)
@@ -253,10 +254,7 @@ def cast_segments(seg_s: np.ndarray, start: np.ndarray, items: np.ndarray, gx0: 
                 continue
             sq = min(int(pseudo_angle(ddx, ddy) * scale), n_sectors - 1)
             ray_sector[r] = sq
-            sec_reach[sq] = max(sec_reach[sq], out[r])
-        for q in range(n_sectors):
-            if sec_reach[q] > 0.0:
-                sec_reach[q] = sec_reach[q] * (1.0 + 1e-9) + 1e-9
+            sec_reach[sq] = max(sec_reach[sq], out[r] * (1.0 + 1e-9) + 1e-9)
         # candidates: static segments
         nc = 0
         if n_s > 0:
@@ -340,7 +338,7 @@ def cast_segments(seg_s: np.ndarray, start: np.ndarray, items: np.ndarray, gx0: 
             sec_start[q + 1] += sec_start[q]
         if sec_items.shape[0] < total:
             sec_items = np.empty(2 * total, dtype=np.int64)
-        fill = sec_start[:-1].copy()
+        fill[:] = sec_start[:-1]
         for i in range(nc):
             for q in range(c_ns[i]):
                 sq = (c_s0[i] + q) % n_sectors

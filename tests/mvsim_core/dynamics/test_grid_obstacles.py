@@ -10,7 +10,7 @@ import Box2D
 import numpy as np
 import pytest
 
-from mvsim_core.dynamics.grid_obstacles import GridObstacles, body_cells
+from mvsim_core.dynamics.grid_obstacles import GridObstacles, body_cells, near_cells
 
 
 def grid_element(occupancy: np.ndarray, resolution: float = 0.5, x_min: float = -1.0, y_min: float = -2.0):
@@ -86,3 +86,17 @@ def test_body_cells_are_numpys_floors_and_count_the_bodies_that_changed_cell():
     assert body_cells(pos, -3.0, -1.0, 0.2, last, cells) == 3
     assert np.array_equal(cells, want)
     assert body_cells(pos, -3.0, -1.0, 0.2, want, cells) == 0
+
+
+def test_near_cells_are_the_occupied_stencil_cells_inside_the_grid_in_stencil_order():
+    rng = np.random.default_rng(12)
+    nx, ny = 23, 17
+    occupied = rng.random(nx * ny) < 0.3
+    d = np.arange(-4, 5)
+    stencil = np.column_stack([np.tile(d, 9), np.repeat(d, 9)]).astype(np.int64)
+    for ix, iy in ((0, 0), (11, 8), (22, 16), (-3, 5), (25, 20)):  # corners, middle, outside
+        out = np.empty(len(stencil), dtype=np.int64)
+        n = near_cells(ix, iy, stencil, occupied, nx, ny, out)
+        want = [(iy + sy) * nx + ix + sx for sx, sy in stencil.tolist()
+                if 0 <= ix + sx < nx and 0 <= iy + sy < ny and occupied[(iy + sy) * nx + ix + sx]]
+        assert out[:n].tolist() == want
