@@ -280,7 +280,7 @@ class RaycastScene:
         vis = _per_ray(bodies_visible, n, np.bool_)
         use_z = _per_ray(False if raytrace_3d is None else raytrace_3d, n, np.bool_)
         out = reach.copy()
-        self.cast_rays(ox, oy, dx, dy, h, excl, vis, use_z, vis.any(), out)
+        self.cast_rays(ox, oy, dx, dy, h, excl, vis, use_z, bool(vis.any()), out)
         return np.where(out < reach, out, np.inf)
 
     def cast_rays(self, ox: np.ndarray, oy: np.ndarray, dx: np.ndarray, dy: np.ndarray, h: np.ndarray,
