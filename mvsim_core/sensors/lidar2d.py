@@ -176,8 +176,9 @@ class Lidar2D(Sensor):
         dist = c.reach.copy()
         scene.cast_rays(ox, oy, dx, dy, h, c.owner, c.visible, c.trace_3d, c.any_visible, dist)
         ranges, valid = np.empty(n, dtype=np.float32), np.empty(n, dtype=np.bool_)
-        normals, sigma = (gen.standard_normal(n), c.sigma_range) if c.sigma_range is not None else (_NO_NOISE,
-                                                                                                      _NO_NOISE)
+        normals, sigma = _NO_NOISE, _NO_NOISE
+        if c.sigma_range is not None:  # (drawn after the cast, as before: the generator's order is the scans')
+            normals, sigma = gen.standard_normal(n), c.sigma_range
         finish_ranges(dist, c.reach, normals, sigma, _NO_NEAR if c.near is None else c.near, ranges, valid)
         stamp = float(t)
         # (Python floats of the float64 poses and angles, as float() gives them)
