@@ -169,6 +169,20 @@ def test_axis_aligned_rays():
     assert d[2] == 20.0 and d[3] == 20.0  # up and left: nothing (the unknown cell is free)
 
 
+def test_exact_axis_directions_and_negative_zero_components():
+    """Unit vectors with exact zero components (+0.0 and -0.0), starting next to the walls so that the last cells are
+    walked one by one: the x step never happens along y and the other way round."""
+    _, g = wall_grid()
+    dirs = [(1.0, 0.0), (1.0, -0.0), (0.0, -1.0), (-0.0, -1.0), (0.0, 1.0), (-1.0, 0.0), (-1.0, -0.0)]
+    for oy in (0.05, 0.0):  # inside a row of cells, and on a cell boundary
+        ox = np.full(len(dirs), 1.93)
+        out = np.full(len(dirs), 20.0)
+        g.cast(ox, np.full(len(dirs), oy), np.array([d[0] for d in dirs]), np.array([d[1] for d in dirs]), out)
+        assert out[:2] == pytest.approx([2.0 - 1.93] * 2, abs=1e-12)
+        assert out[2:4] == pytest.approx([oy + 3.9] * 2, abs=1e-12)
+        assert out[4:].tolist() == [20.0, 20.0, 20.0]
+
+
 def test_reach_limits_the_hit_and_out_accumulates_the_minimum():
     _, g = wall_grid()
     assert cast(g, 0.0, 0.05, 0.0, 1.5)[0] == 1.5  # wall at 2 m is out of reach: unchanged
