@@ -637,7 +637,7 @@ class Bodies:
         a 50-ray scan of range 1.5 x max radius; a full neighbourhood is simpler and at least as correct (a scan can
         miss cells between rays or behind the first hit).
 
-        Cost: ~3 µs for 25 vehicles when no body changed cell; each body that did costs one numpy gather of its
+        Cost: ~3 µs for 25 vehicles when no body changed cell; each body that did costs one compiled pass over its
         neighbourhood and Box2D calls only for the cells that enter or leave the union of all neighbourhoods
         (:mod:`.grid_obstacles`).
         """

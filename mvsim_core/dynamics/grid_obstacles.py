@@ -10,9 +10,8 @@ rays or behind the first hit).
 
 Cost (:meth:`GridObstacles.update`): the cell of every moving body is compared with the last call's; when none changed
 cell the call returns after one compiled pass (:func:`body_cells`, ~2 µs for 25 vehicles); each body that changed
-cell costs one numpy gather of its neighbourhood (~15 µs at 0.1 m cells; ~25 µs in all when one of 100 vehicles
-moved) and Box2D calls only for the cells that enter or leave the union of all neighbourhoods (reference-counted per
-cell).
+cell costs one compiled pass over its neighbourhood (:func:`near_cells`) and Box2D calls only for the cells that enter
+or leave the union of all neighbourhoods (reference-counted per cell).
 """
 
 from __future__ import annotations
@@ -148,7 +147,7 @@ class GridObstacles:
         frame, in the order of :meth:`build`'s ``radii``); see the module docstring."""
         cells = np.empty((len(pos), 2), dtype=np.int64)
         last = self.last_cells
-        if last is None or last.shape != cells.shape:
+        if last is None:
             body_cells(pos, self.x_min, self.y_min, self.resolution, cells, cells)
             moved: Sequence[int] = range(len(cells))
         elif body_cells(pos, self.x_min, self.y_min, self.resolution, last, cells) == 0:

@@ -45,6 +45,7 @@ from mvsim_core.errors import MvsimError
 if TYPE_CHECKING:
     from mvsim_core.world import World
 
+
 @dataclass
 class _LevelGround:
     """What the level-ground check of :meth:`Physics._on_level_ground` reads, made once per physics build, and its
@@ -157,7 +158,7 @@ class Physics:
         self.faulty[:] = False
         self.steps = 0
         self._colliding: set[str] = set()
-        self._contact_objects: tuple[list[str] | None, list[Any]] = (None, [])  # (bodies' names, their objects)
+        self._contact_objects = [world.vehicles.get(n) or world.blocks.get(n) for n in self.bodies.contact_names]
         self._last_flags: tuple[bytes, set[str], list[Any]] = (b"", set(), [])  # the last flags, set, objects
         self._collision_threshold = float(world.params["collision_threshold"])
         for k, v in enumerate(self.vehicles):
@@ -718,10 +719,7 @@ class Physics:
             for obj in self._last_flags[2]:  # the same bodies as at the last step: only the latches
                 obj.had_collision = True
             return
-        names = self.bodies.contact_names
-        if self._contact_objects[0] is not names:  # (the body list of a rebuilt physics)
-            self._contact_objects = (names, [self.world.vehicles.get(n) or self.world.blocks.get(n) for n in names])
-        objects = self._contact_objects[1]
+        names, objects = self.bodies.contact_names, self._contact_objects
         hits = np.flatnonzero(flags).tolist()
         touching = [objects[k] for k in hits if objects[k] is not None]
         for obj in touching:

@@ -38,22 +38,26 @@ and 3D ray-casting scenes and the camera renderer (each has a ``physics``, or a 
 def host_poses(state: np.ndarray, z: np.ndarray, pitch: np.ndarray, roll: np.ndarray, rows: np.ndarray,
                host: np.ndarray, rot: np.ndarray) -> None:
     """The poses of the vehicles that carry n sensors: ``host[i]`` = (x, y, z, yaw, pitch, roll) (m, rad, world frame)
-    of physics row ``rows[i]`` and ``rot[i]`` its rotation (3, 3), the floats of
-    :func:`~mvsim_core.geometry.rotations.rotations` (same expressions, same cosines).
+    of physics row ``rows[i]`` (all zeros for a row < 0: a standalone sensor, placed in the world frame) and
+    ``rot[i]`` its rotation (3, 3), the floats of :func:`~mvsim_core.geometry.rotations.rotations` (same
+    expressions, same cosines).
 
     Args:
         state: (V, ≥3) the physics' x, y (m), yaw (rad) columns. z, pitch, roll: (V,) m, rad.
-        rows: (n,) int64 vehicle rows. host: (n, 6) out. rot: (n, 3, 3) out.
+        rows: (n,) int64 vehicle rows, −1 for none. host: (n, 6) out. rot: (n, 3, 3) out.
     """
     for i in range(rows.shape[0]):
         k = rows[i]
-        host[i, 0] = state[k, 0]
-        host[i, 1] = state[k, 1]
-        host[i, 2] = z[k]
-        host[i, 3] = state[k, 2]
-        host[i, 4] = pitch[k]
-        host[i, 5] = roll[k]
-        e = rotation_entries(state[k, 2], pitch[k], roll[k])
+        if k < 0:
+            host[i, :] = 0.0
+        else:
+            host[i, 0] = state[k, 0]
+            host[i, 1] = state[k, 1]
+            host[i, 2] = z[k]
+            host[i, 3] = state[k, 2]
+            host[i, 4] = pitch[k]
+            host[i, 5] = roll[k]
+        e = rotation_entries(host[i, 3], host[i, 4], host[i, 5])
         for j in range(9):
             rot[i, j // 3, j % 3] = e[j]
 
@@ -129,25 +133,17 @@ class SensorContext:
     def sensor_poses(self, sensors: list[Sensor]) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`sensor_pose` of several sensors at once: rotations (n, 3, 3) and positions (n, 3) in m."""
         ph = self.physics
-        kk, on, all_on, rs, ts = self.constants("poses", sensors, self._pose_constants)
-        host = np.zeros((len(sensors), 6))
-        if all_on:
-            rh = np.empty((len(sensors), 3, 3))
-            host_poses(ph.state, ph.z, ph.pitch, ph.roll, kk, host, rh)
-        else:
-            if kk.size:
-                host[on] = np.column_stack([ph.state[kk, 0], ph.state[kk, 1], ph.z[kk], ph.state[kk, 2],
-                                            ph.pitch[kk], ph.roll[kk]])
-            rh = rotations(host[:, 3], host[:, 4], host[:, 5])
+        rows, rs, ts = self.constants("poses", sensors, self._pose_constants)
+        host, rh = np.empty((len(sensors), 6)), np.empty((len(sensors), 3, 3))
+        host_poses(ph.state, ph.z, ph.pitch, ph.roll, rows, host, rh)
         return rh @ rs, host[:, :3] + np.einsum("nij,nj->ni", rh, ts)
 
     def _pose_constants(self, sensors: list[Sensor]) -> tuple:
-        """Vehicle rows (of the sensors on vehicles), which sensors are on vehicles, whether all are, and the
-        sensors' own rotations (n, 3, 3) and positions (n, 3) on their vehicles (m)."""
+        """The sensors' vehicle rows (−1 for a standalone sensor) and their own rotations (n, 3, 3) and positions
+        (n, 3) on their vehicles (m)."""
         k = np.array([self.vehicle_index(s) for s in sensors], dtype=np.int64)
         own = np.array([s.pose for s in sensors], dtype=np.float64).reshape(-1, 6)
-        on = k >= 0
-        return k[on], on, bool(on.all()), rotations(own[:, 3], own[:, 4], own[:, 5]), own[:, :3].copy()
+        return k, rotations(own[:, 3], own[:, 4], own[:, 5]), own[:, :3].copy()
 
 
 class SensorScheduler:

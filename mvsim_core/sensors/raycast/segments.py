@@ -275,8 +275,7 @@ def cast_segments(seg_s: np.ndarray, start: np.ndarray, items: np.ndarray, gx0: 
                             continue
                         if nc == cap:
                             cap *= 2
-                            cand, c_s0, c_ns = _grow(cand, cap), _grow(c_s0, cap), _grow(c_ns, cap)
-                            c_d = _grow(c_d, cap)
+                            cand, c_s0, c_ns, c_d = _grown(cand, c_s0, c_ns, c_d, cap)
                         cand[nc], c_s0[nc], c_ns[nc], c_d[nc] = k, s0, ns, d
                         nc += 1
         # candidates: moving objects, each with its facing segments
@@ -318,8 +317,7 @@ def cast_segments(seg_s: np.ndarray, start: np.ndarray, items: np.ndarray, gx0: 
                 continue
             if nc == cap:
                 cap *= 2
-                cand, c_s0, c_ns = _grow(cand, cap), _grow(c_s0, cap), _grow(c_ns, cap)
-                c_d = _grow(c_d, cap)
+                cand, c_s0, c_ns, c_d = _grown(cand, c_s0, c_ns, c_d, cap)
             cand[nc], c_s0[nc], c_ns[nc], c_d[nc] = -1 - o, s0, ns, gap
             nc += 1
         if nc == 0 and n_around == 0:
@@ -369,10 +367,19 @@ def cast_segments(seg_s: np.ndarray, start: np.ndarray, items: np.ndarray, gx0: 
 
 
 @njit(cache=True)
-def _grow(a: np.ndarray, cap: int) -> np.ndarray:
-    b = np.empty(cap, dtype=a.dtype)
-    b[:a.shape[0]] = a
-    return b
+def _grown(cand: np.ndarray, s0: np.ndarray, ns: np.ndarray, d: np.ndarray,
+           cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The candidate arrays of :func:`cast_segments` copied into new ones of ``cap`` entries."""
+    n = cand.shape[0]
+    cand2 = np.empty(cap, dtype=np.int64)
+    cand2[:n] = cand
+    s02 = np.empty(cap, dtype=np.int64)
+    s02[:n] = s0
+    ns2 = np.empty(cap, dtype=np.int64)
+    ns2[:n] = ns
+    d2 = np.empty(cap)
+    d2[:n] = d
+    return cand2, s02, ns2, d2
 
 
 @njit(cache=True)
