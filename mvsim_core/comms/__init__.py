@@ -12,6 +12,7 @@ Importing this package imports ``zmq``; the simulator core never does unless a s
 
 from mvsim_core.comms.client import Client
 from mvsim_core.comms.errors import (
+    AddressInUse,
     CommsError,
     CommsTimeout,
     FramingError,
@@ -21,5 +22,5 @@ from mvsim_core.comms.errors import (
 from mvsim_core.comms.server import DEFAULT_PORT, LOOPBACK, Server
 from mvsim_core.comms.world_comms import WorldComms
 
-__all__ = ["DEFAULT_PORT", "LOOPBACK", "Client", "CommsError", "CommsTimeout", "FramingError", "Server",
+__all__ = ["DEFAULT_PORT", "LOOPBACK", "AddressInUse", "Client", "CommsError", "CommsTimeout", "FramingError", "Server",
            "ServiceError", "UnexpectedMessageError", "WorldComms"]

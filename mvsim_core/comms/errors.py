@@ -23,3 +23,12 @@ class CommsTimeout(CommsError):
 
 class ServiceError(CommsError):
     """A service call failed: unknown service, or the service answered an error."""
+
+
+class AddressInUse(CommsError):
+    """A server could not listen: its TCP port is taken (most often by another simulation). ``port`` is that port;
+    the caller decides the way out (another port, or a free one when the port was only the default)."""
+
+    def __init__(self, message: str, port: int) -> None:
+        super().__init__(message)
+        self.port = port

@@ -30,6 +30,7 @@ commands are queued to be applied there, before the next step.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import math
@@ -38,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from mvsim_core.comms.errors import AddressInUse
 from mvsim_core.geometry.rotations import quaternion_from_ypr
 from mvsim_core.io.ros_names import BASE_FRAME, DEFAULT_WORLD_FRAME, SENSOR_TOPICS, sensor_xml_class, vehicle_prefix
 
@@ -88,7 +90,8 @@ class FoxgloveView:
         port: TCP port (0: any free one; :attr:`port` says which).
 
     Raises:
-        MvsimError: the port cannot be bound (the message names it).
+        AddressInUse: the port is taken (the message names it).
+        MvsimError: the address cannot be bound otherwise.
     """
 
     def __init__(self, world: Any, *, host: str = LOOPBACK, port: int = DEFAULT_PORT) -> None:
@@ -126,7 +129,10 @@ class FoxgloveView:
                                                 server_listener=_Listener(), supported_encodings=["json"],
                                                 context=self.context)
         except Exception as e:  # the SDK raises its own error types for a busy or bad address
-            raise MvsimError(f"cannot start the Foxglove server on {host}:{port}: {e}") from None
+            text = f"cannot start the Foxglove server on {host}:{port}: {e}"
+            if f"os error {errno.EADDRINUSE})" in str(e) or "Address already in use" in str(e):
+                raise AddressInUse(text, port) from None
+            raise MvsimError(text) from None
         self.port = int(self.server.port)
         """The bound TCP port."""
         self.host = host

@@ -33,6 +33,7 @@ an impostor, and must let a restarted World take its name back.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import queue
@@ -43,7 +44,7 @@ from dataclasses import dataclass, field
 
 import zmq
 
-from mvsim_core.comms.errors import CommsError
+from mvsim_core.comms.errors import AddressInUse, CommsError
 from mvsim_core.comms.framing import pack_message, parse_payload, unpack
 from mvsim_core.comms.proto import (
     AdvertiseServiceRequest_pb2,
@@ -180,7 +181,8 @@ class Server:
         """Bind the REP socket (in the calling thread, so a busy port raises here) and start serving.
 
         Raises:
-            CommsError: the address cannot be bound (port in use, unknown interface).
+            AddressInUse: the port is taken (another simulation or server listens there).
+            CommsError: the address cannot be bound otherwise (an unknown interface).
         """
         if self._thread is not None:
             raise CommsError("server already started")
@@ -197,8 +199,10 @@ class Server:
             self._ctx = None
             where = addr.replace("*:", "0.0.0.0:")
             reason = os.strerror(e.errno) if e.errno is not None else e.strerror
-            raise CommsError(f"cannot listen on {where}: {reason}; is another MVSim server running "
-                             f"there? choose another port with --port") from None
+            if e.errno == errno.EADDRINUSE:
+                raise AddressInUse(f"cannot listen on {where}: {reason} (another simulation or MVSim server?)",
+                                   self.port) from None
+            raise CommsError(f"cannot listen on {where}: {reason}") from None
         self.port = int(rep.getsockopt_string(zmq.LAST_ENDPOINT).rsplit(":", 1)[1])
         self._rep = rep
         self._stop.clear()

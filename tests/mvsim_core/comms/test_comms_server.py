@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import socket
 
 import pytest
 import zmq
 
-from mvsim_core.comms import CommsError, Server
+from mvsim_core.comms import AddressInUse, CommsError, Server
 from mvsim_core.comms.framing import pack, pack_message, parse, unpack
 from mvsim_core.comms.proto import (
     AdvertiseServiceRequest_pb2,
@@ -99,9 +100,10 @@ def test_binds_loopback_by_default(server):
 
 
 def test_busy_port_is_a_clear_error(server):
-    with pytest.raises(CommsError, match=f"cannot listen on tcp://127.0.0.1:{server.port}: Address already in use; "
-                                         "is another MVSim server running there"):
+    with pytest.raises(AddressInUse, match=re.escape(f"cannot listen on tcp://127.0.0.1:{server.port}: Address "
+                                                     f"already in use (another simulation or MVSim server?)")) as e:
         Server(port=server.port).start()
+    assert e.value.port == server.port and isinstance(e.value, CommsError)
 
 
 def test_register_list_and_unregister_nodes(raw):
