@@ -18,8 +18,9 @@
     mvsim sweep SPEC.yaml [--workers N] [--address RAY_ADDRESS] [--out RESULTS.parquet] [--no-progress]
 
 ``launch`` opens the 3D viewer when a display exists (unless ``--headless``; without a display it runs headless with
-a live status line) and starts the ZMQ server (127.0.0.1:23700 unless ``--port`` / ``--bind`` say otherwise; when
-an MVSim server already listens there, the world joins it) and serves the world as node ``World``. Pacing is
+a status line: live on a terminal, a full line every few seconds elsewhere, ``--status-line`` to choose) and starts
+the ZMQ server (127.0.0.1:23700 unless ``--port`` / ``--bind`` say otherwise; when an MVSim server already listens
+there, the world joins it) and serves the world as node ``World``. Pacing is
 :class:`mvsim_core.runner.Runner`'s, the same as the ROS node's. FIELDS are
 protobuf text format, e.g. ``'objectId: "r1" pose { x: 1 y: 2 z: 0 yaw: 0 pitch: 0 roll: 0 }'``.
 
@@ -44,7 +45,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mvsim_core.errors import MvsimError, one_line
-from mvsim_core.runner import DEFAULT_MAX_CATCHUP, Runner, StatusLine
+from mvsim_core.runner import DEFAULT_MAX_CATCHUP, STATUS_MODES, Runner, StatusLine
 
 if TYPE_CHECKING:
     from mvsim_core.comms import Server, WorldComms
@@ -122,6 +123,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="address the Foxglove server binds (default 127.0.0.1, this machine only)")
     _add_server_args(launch)
     launch.add_argument("--no-server", action="store_true", help="no ZMQ interface at all")
+    launch.add_argument("--status-line", choices=STATUS_MODES, default="auto",
+                        help="the status line (simulated time, real-time factor) on stdout: live = rewritten in place "
+                             "twice a second, periodic = a full line every 5 s, off = none; auto (default): live on "
+                             "the terminal you watch, periodic when stdout is a pipe, a file or ros2 launch's "
+                             "emulated terminal")
     launch.add_argument("--record", metavar="OUT.mcap", default=None,
                         help="record the ROS 2 topics (as mvsim_node names them) to a rosbag2-compatible MCAP file, "
                              "flushed every simulated second and finalised on exit, Ctrl-C and SIGTERM")
@@ -310,9 +316,10 @@ def _start_comms(world: World, args: argparse.Namespace) -> tuple[Server | None,
 
 
 def build_runner(world: Any, args: argparse.Namespace, viewer: Any = None, out: Any = None) -> Runner:
-    """The runner of ``mvsim launch``: the pacing options of ``args``, the live status line on ``out`` (stdout)."""
+    """The runner of ``mvsim launch``: the pacing options of ``args``, the status line (``--status-line``) on ``out``
+    (stdout)."""
     return Runner(world, realtime_factor=args.realtime_factor, max_catchup=args.max_catchup, viewer=viewer,
-                  status=StatusLine(out))
+                  status=StatusLine(out, mode=getattr(args, "status_line", "auto")))
 
 
 def _run(runner: Runner, duration: float | None, stop: threading.Event | None) -> str:
@@ -427,6 +434,7 @@ def cmd_record(args: argparse.Namespace) -> int:
     args.record = args.out
     args.headless, args.no_server, args.screenshot, args.strict = True, True, None, False
     args.max_catchup, args.port, args.bind = DEFAULT_MAX_CATCHUP, DEFAULT_PORT, LOOPBACK
+    args.status_line = "auto"
     return cmd_launch(args)
 
 

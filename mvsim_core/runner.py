@@ -17,7 +17,7 @@ lockstep) advances only through :meth:`Runner.advance_to`.
 Between ticks the runner draws the viewer's frames when they are due (sparingly while the simulation is behind, see
 :class:`~mvsim_core.gui.window.Viewer`) and waits through a caller-given function: ``time.sleep`` for the CLI, the ROS
 executor's ``spin_once`` for the node. A one-line status (simulated time, achieved real-time factor) goes to a
-terminal twice a second.
+terminal twice a second, or as a full line every few seconds anywhere else (:class:`StatusLine`).
 
 Wall times are seconds of a monotonic clock (``time.perf_counter`` unless another is given); simulated times are
 seconds of :attr:`World.time <mvsim_core.world.World.time>`.
@@ -26,6 +26,7 @@ seconds of :attr:`World.time <mvsim_core.world.World.time>`.
 from __future__ import annotations
 
 import math
+import os
 import sys
 import threading
 import time
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 
 DEFAULT_TICK_RATE = 100.0  # Hz: ticks of the run loop
 DEFAULT_MAX_CATCHUP = 0.1  # s of simulated time advanced in one tick at most
-STATUS_PERIOD = 0.5  # s (wall) between two status lines
+STATUS_PERIOD = 0.5  # s (wall) between two rewrites of the live status line
 STEP_TOLERANCE = 1e-6  # steps: a target this close to a step boundary counts as reaching it
 FRAME_LAG_LIMIT = 0.5  # wall s of viewer frames whose lag is caught up rather than dropped
 BEHIND_HOLD = 0.5  # wall s a dropped lag keeps the runner "behind" (the viewer keeps drawing sparingly)
@@ -58,28 +59,71 @@ def _check_factor(factor: float) -> None:
         raise ValueError(f"realtime_factor must be a number >= 0 (got {factor})")
 
 
+STATUS_MODES = ("auto", "live", "periodic", "off")
+"""How the status line is shown (``mvsim launch --status-line``, the node's ``status_line``): ``live`` rewritten in
+place (``\\r``) every :data:`STATUS_PERIOD` s, ``periodic`` a full line every :data:`PERIODIC_STATUS_PERIOD` s,
+``off`` none, ``auto`` live on the terminal a person watches (:func:`watched_terminal`), periodic anywhere else."""
+PERIODIC_STATUS_PERIOD = 5.0  # s (wall) between two lines of the periodic status
+LIVE_LINE_PERIOD = 60.0  # s (wall): a live line is ended (newline) this often, so that no line grows without bound
+MAX_STATUS_CHARS = 200  # longest status line written (characters); longer ones are cut
+
+
+def watched_terminal(out: TextIO) -> bool:
+    """Whether ``out`` is this process's controlling terminal: a person watches it, and a line rewritten in place
+    (``\\r``) shows as one line. False for a pipe, a file, and the pseudo-terminal that ``ros2 launch`` gives a node
+    with ``emulate_tty`` (a terminal, but not the node's controlling one: launch reads it line by line, so rewrites
+    would pile up into one endless line)."""
+    try:
+        fd = out.fileno()
+        if not os.isatty(fd):
+            return False
+        os.tcgetpgrp(fd)  # ENOTTY unless fd is this process's controlling terminal
+    except (AttributeError, ValueError, OSError):  # no file descriptor (StringIO: UnsupportedOperation), closed
+        return False
+    return True
+
+
+def status_mode(mode: str, out: TextIO) -> str:
+    """``mode`` (one of :data:`STATUS_MODES`) with ``auto`` resolved for ``out``: ``live`` or ``periodic``.
+
+    Raises:
+        ValueError: an unknown mode.
+    """
+    if mode not in STATUS_MODES:
+        raise ValueError(f"status line mode must be one of {', '.join(STATUS_MODES)} (got {mode!r})")
+    if mode == "auto":
+        return "live" if watched_terminal(out) else "periodic"
+    return mode
+
+
 class StatusLine:
-    """``sim time T s | real-time factor F | vehicles N`` (plus ``extra()`` fields), at most every
-    :data:`STATUS_PERIOD` wall seconds.
+    """``sim time T s | real-time factor F | vehicles N`` (plus ``extra()`` fields).
 
     Args:
-        out: where to write. On a terminal the line is rewritten in place (``\\r``); elsewhere each update is a line.
-        tty_only: write nothing unless ``out`` is a terminal.
+        out: where to write (default stdout).
+        mode: one of :data:`STATUS_MODES`. ``live``: the line is rewritten in place (``\\r``) every
+            :data:`STATUS_PERIOD` wall seconds and ended with a newline every :data:`LIVE_LINE_PERIOD` s;
+            ``periodic``: a newline-terminated line every :data:`PERIODIC_STATUS_PERIOD` s; ``off``: nothing;
+            ``auto`` (default): ``live`` on a watched terminal (:func:`watched_terminal`), else ``periodic``.
         extra: more `` | ``-separated fields to append (e.g. messages published).
+
+    Every line is at most :data:`MAX_STATUS_CHARS` characters.
     """
 
-    def __init__(self, out: TextIO | None = None, *, tty_only: bool = False,
+    def __init__(self, out: TextIO | None = None, *, mode: str = "auto",
                  extra: Callable[[], str] | None = None) -> None:
         self.out = out if out is not None else sys.stdout
-        self.tty = bool(getattr(self.out, "isatty", lambda: False)())
-        self.enabled = self.tty or not tty_only
+        self.mode = status_mode(mode, self.out)
+        self.period = STATUS_PERIOD if self.mode == "live" else PERIODIC_STATUS_PERIOD
+        """Wall seconds between two updates."""
         self.extra = extra
         self._last = -math.inf
-        self._written = False
+        self._line_start = -math.inf  # wall time the current live line began
+        self._width = 0  # characters on the current live line (0: at the start of a line)
 
     def update(self, runner: Runner, now: float, *, force: bool = False) -> None:
-        """Write the line for ``runner`` at wall time ``now`` if one is due (always with ``force``)."""
-        if not self.enabled or (not force and now - self._last < STATUS_PERIOD):
+        """Write the line for ``runner`` at wall time ``now`` if one is due (always with ``force``, unless off)."""
+        if self.mode == "off" or (not force and now - self._last < self.period):
             return
         self._last = now
         w = runner.world
@@ -89,15 +133,25 @@ class StatusLine:
             more = self.extra()
             if more:
                 line += " | " + more
-        self.out.write("\r" + line if self.tty else line + "\n")
+        line = line[:MAX_STATUS_CHARS]
+        if self.mode == "live":
+            if self._width and now - self._line_start >= LIVE_LINE_PERIOD:
+                self.out.write("\n")  # keep this one; go on on a new line
+                self._width = 0
+            if not self._width:
+                self._line_start = now
+            self.out.write("\r" + line.ljust(self._width))  # spaces erase what a longer line left
+            self._width = max(self._width, len(line))
+        else:
+            self.out.write(line + "\n")
         self.out.flush()
-        self._written = True
 
     def close(self) -> None:
-        """End the rewritten terminal line."""
-        if self.tty and self._written:
+        """End the rewritten live line."""
+        if self.mode == "live" and self._width:
             self.out.write("\n")
             self.out.flush()
+            self._width = 0
 
 
 class Runner:

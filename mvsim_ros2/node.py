@@ -194,7 +194,7 @@ class MvsimNode(Node):
         o = self.opts
         self.runner = Runner(self.world, realtime_factor=o.realtime_factor, tick_rate=o.simul_rate,
                              max_catchup=o.max_simul_catchup_time, viewer=self.viewer, clock=time.monotonic,
-                             status=StatusLine(tty_only=True, extra=self._status_fields))
+                             status=StatusLine(mode=o.status_line, extra=self._status_fields))
         self.runner.paused = o.lockstep
         self._pub_ctx = PublishContext(self.counted_publisher, self.stamp_time, self._count,
                                        self.opts.depth_image_encoding)

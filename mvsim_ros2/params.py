@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from mvsim_core.errors import MvsimError
+from mvsim_core.runner import STATUS_MODES
 
 
 class ConfigError(MvsimError):
@@ -69,6 +70,9 @@ class Options:
                                           "own limit)")
     record: str = param("", "MCAP file to record every topic into while the node runs (rosbag2-compatible, "
                             "written without ros2 bag; \"\" = none)")
+    status_line: str = param("auto", "status line on stdout: live (rewritten in place), periodic (a full line every "
+                                     "5 s), off; auto = live on the terminal you watch, periodic elsewhere (ros2 "
+                                     "launch, a pipe, a file)")
     strict: bool = param(False, "stop the node (exit 2) at the first vehicle or block that blows up (NaN/inf, "
                                 "runaway); by default it is reset to its last finite pose, logged as an error, and "
                                 "the rest goes on")
@@ -106,6 +110,7 @@ class Options:
               "32FC1 or 16UC1")
         _need(0 <= self.zmq_port <= 65535, "zmq_port", self.zmq_port, "0..65535")
         _need(self.executor in ("events", "single_threaded"), "executor", self.executor, "events or single_threaded")
+        _need(self.status_line in STATUS_MODES, "status_line", self.status_line, ", ".join(STATUS_MODES))
         _need(bool(self.world_frame_id), "world_frame_id", self.world_frame_id, "a frame name")
         _need(self.cmd_vel_type in ("auto", "twist", "twist_stamped"), "cmd_vel_type", self.cmd_vel_type,
               "auto, twist or twist_stamped")

@@ -5,11 +5,16 @@ as-fast-as-possible budget, pausing, viewer frames and the status line."""
 from __future__ import annotations
 
 import io
+import os
+import pty
+import subprocess
+import sys
+from types import SimpleNamespace
 
 import pytest
 
 import mvsim_core as mv
-from mvsim_core.runner import Runner, StatusLine
+from mvsim_core.runner import MAX_STATUS_CHARS, Runner, StatusLine, watched_terminal
 
 WORLD = """<mvsim_world version="1.0">
   <simul_timestep>0.005</simul_timestep>
@@ -135,18 +140,81 @@ def test_viewer_frames_at_their_rate_and_closing_stops(world):
     assert v.frames[-1] == pytest.approx(1.0, abs=0.02)  # the achieved real-time factor goes to the window
 
 
-def test_status_line_format(world):
+def test_status_line_live_rewrites_one_line_in_place(world):
     out = io.StringIO()
     wall = FakeWall()
-    r = Runner(world, clock=wall, status=StatusLine(out, extra=lambda: "msgs 7"))
+    r = Runner(world, clock=wall, status=StatusLine(out, mode="live", extra=lambda: "msgs 7"))
     r.run(1.2, wait=wall.sleep)
-    lines = out.getvalue().splitlines()
-    assert len(lines) == 4  # at 0.5 s, 1.0 s (0.5 s apart) and the final one
+    text = out.getvalue()
+    assert text.count("\n") == 1 and text.endswith("\n")  # ended once, when the run ends
+    updates = text[:-1].split("\r")
+    assert updates[0] == "" and len(updates) == 5  # at 0, 0.5 and 1.0 s (0.5 s apart) and the final one
     # 1.2 simulated s over 1.21 wall s: the loop's last wait (to the next tick) comes before it sees the end
-    assert lines[-1] == "sim time     1.200 s | real-time factor    0.99 | vehicles 1 | msgs 7"
-    quiet = io.StringIO()
-    Runner(world, clock=wall, status=StatusLine(quiet, tty_only=True)).run(0.1, wait=wall.sleep)
-    assert quiet.getvalue() == ""  # not a terminal
+    assert updates[-1] == "sim time     1.200 s | real-time factor    0.99 | vehicles 1 | msgs 7"
+
+
+class StubRunner:
+    """What a status line reads of a runner: the world's time and vehicles, the achieved real-time factor."""
+
+    def __init__(self) -> None:
+        self.world = SimpleNamespace(time=0.0, vehicles={"r1": None})
+
+    def achieved_rtf(self, now: float) -> float:
+        return 1.0
+
+
+def feed(status: StatusLine, seconds: float, every: float = 0.1) -> None:
+    """Updates every ``every`` wall seconds for ``seconds`` (simulated time = wall time), then close."""
+    runner = StubRunner()
+    for k in range(round(seconds / every) + 1):
+        runner.world.time = k * every
+        status.update(runner, 100.0 + k * every)
+    status.update(runner, 100.0 + seconds, force=True)
+    status.close()
+
+
+def test_status_line_periodic_writes_a_full_line_every_5_s():
+    out = io.StringIO()
+    feed(StatusLine(out, mode="periodic"), 12.0)
+    assert out.getvalue().splitlines(keepends=True) == [
+        f"sim time {t:9.3f} s | real-time factor    1.00 | vehicles 1\n" for t in (0.0, 5.0, 10.0, 12.0)]
+
+
+def test_a_live_line_is_ended_every_minute_and_no_line_is_long():
+    out = io.StringIO()
+    feed(StatusLine(out, mode="live", extra=lambda: "x" * 500), 130.0)
+    lines = out.getvalue().split("\n")
+    assert len(lines) == 4 and lines[-1] == ""  # ended at 60 s, 120 s and on close
+    assert [len(line.split("\r")) - 1 for line in lines[:-1]] == [120, 120, 22]  # rewrites on each (0.5 s apart)
+    for update in "".join(lines).split("\r")[1:]:
+        assert len(update) == MAX_STATUS_CHARS and update.startswith("sim time ")  # cut to the bound
+
+
+def test_status_line_off_writes_nothing():
+    out = io.StringIO()
+    feed(StatusLine(out, mode="off"), 6.0)
+    assert out.getvalue() == ""
+    with pytest.raises(ValueError, match="status line mode must be one of auto, live, periodic, off \\(got 'on'\\)"):
+        StatusLine(out, mode="on")
+
+
+def test_auto_is_live_only_on_the_controlling_terminal(tmp_path):
+    assert StatusLine(io.StringIO()).mode == "periodic"
+    with open(tmp_path / "out.txt", "w") as f:
+        assert StatusLine(f).mode == "periodic"
+    r, w = os.pipe()
+    with os.fdopen(r) as rf, os.fdopen(w, "w") as wf:
+        assert not watched_terminal(wf) and not watched_terminal(rf)
+    master, slave = pty.openpty()  # a terminal, but not this process's controlling one (what ros2 launch gives)
+    with os.fdopen(master, "rb"), os.fdopen(slave, "w") as sl:
+        assert os.isatty(sl.fileno()) and StatusLine(sl).mode == "periodic"
+        # the same kind of terminal, made the controlling terminal of a process in its own session: live
+        child = subprocess.run([sys.executable, "-c", "import fcntl, sys, termios\n"
+                                "fcntl.ioctl(1, termios.TIOCSCTTY, 0)\n"
+                                "from mvsim_core.runner import StatusLine\n"
+                                "sys.stderr.write(StatusLine(sys.stdout).mode)"],
+                               stdout=sl, stderr=subprocess.PIPE, text=True, start_new_session=True, timeout=120)
+        assert child.stderr == "live"
 
 
 @pytest.mark.parametrize("kwargs", [{"realtime_factor": -1.0}, {"realtime_factor": float("nan")},
