@@ -4,12 +4,13 @@
 
     mvsim check WORLD [--seed N] [--allow-shell] [--asset-mirror DIR]
     mvsim launch WORLD [--headless] [--realtime-factor F] [--max-catchup S] [--duration S] [--screenshot PNG]
-                       [--port P] [--bind HOST] [--no-server] [--seed N] [--allow-shell] [--strict]
-                       [--asset-mirror DIR] [--record OUT.mcap [--record-topics GLOB ...] [--record-exclude GLOB ...]
+                       [--port P | --join ADDRESS | --no-server] [--bind HOST] [--seed N] [--allow-shell] [--strict]
+                       [--status-line auto|live|periodic|off] [--foxglove [PORT]] [--asset-mirror DIR]
+                       [--record OUT.mcap [--record-topics GLOB ...] [--record-exclude GLOB ...]
                        [--record-rate GLOB=HZ ...]]
     mvsim record WORLD OUT.mcap --duration S [--realtime-factor F] [--record-topics ...] (headless, no server)
     mvsim server [--port P] [--bind HOST]
-    mvsim node list                                   [--host H] [--port P] [--timeout S]
+    mvsim node list                                   [--host H] [--port P] [--timeout S] (or MVSIM_SERVER)
     mvsim topic list [--details]                      (same connection options)
     mvsim topic echo TOPIC [-n N] [--duration S] [--full]
     mvsim topic hz TOPIC [--duration S] [--window N]
@@ -19,9 +20,12 @@
 
 ``launch`` opens the 3D viewer when a display exists (unless ``--headless``; without a display it runs headless with
 a status line: live on a terminal, a full line every few seconds elsewhere, ``--status-line`` to choose) and starts
-the ZMQ server (127.0.0.1:23700 unless ``--port`` / ``--bind`` say otherwise; when an MVSim server already listens
-there, the world joins it) and serves the world as node ``World``. Pacing is
-:class:`mvsim_core.runner.Runner`'s, the same as the ROS node's. FIELDS are
+its own ZMQ server, serving the world as node ``World``: on 127.0.0.1:23700, or — when that port is taken, e.g. by
+another simulation — on a free port, said in one line on stderr. A port given with ``--port`` must be free (else one
+line and exit 2); ``--join ADDRESS`` serves the world on a server that already runs (``mvsim server``) instead. The
+Foxglove view (``--foxglove``) picks its port the same way. The client tools reach a server at ``--host``/``--port``,
+by default the address in the environment variable ``MVSIM_SERVER`` (``tcp://HOST:PORT``), else 127.0.0.1:23700.
+Pacing is :class:`mvsim_core.runner.Runner`'s, the same as the ROS node's. FIELDS are
 protobuf text format, e.g. ``'objectId: "r1" pose { x: 1 y: 2 z: 0 yaw: 0 pitch: 0 roll: 0 }'``.
 
 User errors (a bad world file, a bad option, no server) print a one-line message without a traceback and exit with 2.
@@ -42,7 +46,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from mvsim_core.errors import MvsimError, one_line
 from mvsim_core.runner import DEFAULT_MAX_CATCHUP, STATUS_MODES, Runner, StatusLine
@@ -54,6 +58,19 @@ if TYPE_CHECKING:
 DEFAULT_PORT = 23700  # the ZMQ server's port (kept here too so that `check` never imports zmq)
 LOOPBACK = "127.0.0.1"
 FOXGLOVE_PORT = 8765  # mvsim_core.comms.foxglove_view.DEFAULT_PORT (not imported here: it would load the comms package)
+FOXGLOVE_DEFAULT = -1  # --foxglove without a PORT: FOXGLOVE_PORT, or a free port when it is taken
+SERVER_ENV = "MVSIM_SERVER"  # the server address the client tools use by default (tcp://HOST:PORT)
+
+
+def _port_number(text: str) -> int:
+    """A TCP port given on the command line (0..65535)."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port: give a number in 0..65535")
+    return port
 
 
 def _add_world_args(p: argparse.ArgumentParser) -> None:
@@ -67,16 +84,19 @@ def _add_world_args(p: argparse.ArgumentParser) -> None:
 
 
 def _add_server_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--port", type=int, default=DEFAULT_PORT,
-                   help=f"TCP port of the ZMQ server (default {DEFAULT_PORT}; 0 = any free port)")
+    p.add_argument("--port", type=int, default=None,
+                   help=f"TCP port of the ZMQ server: it must be free (exit 2 otherwise); 0 = any free port "
+                        f"(default {DEFAULT_PORT}, or a free port, said on stderr, when {DEFAULT_PORT} is taken)")
     p.add_argument("--bind", default=LOOPBACK, metavar="HOST",
                    help="interface the server listens on (default 127.0.0.1, this machine only; 0.0.0.0 exposes "
                         "the simulation to the network)")
 
 
 def _add_client_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--host", default=LOOPBACK, help="host of the MVSim server (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port of the MVSim server (default {DEFAULT_PORT})")
+    p.add_argument("--host", default=None,
+                   help=f"host of the MVSim server (default: the host of ${SERVER_ENV}, else 127.0.0.1)")
+    p.add_argument("--port", type=int, default=None,
+                   help=f"port of the MVSim server (default: the port of ${SERVER_ENV}, else {DEFAULT_PORT})")
     p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the server (default 5)")
 
 
@@ -96,6 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="load a world, print a summary (warnings on stderr), exit 0; "
                                          "a bad file prints file:line: message and exits 2")
     _add_world_args(check)
+    check.add_argument("--extents", action="store_true",
+                       help="also print the box (world frame, m) of every object and element, where the physics "
+                            "places it")
 
     launch = sub.add_parser("launch", help="load a world and run it, served on the ZMQ interface")
     _add_world_args(launch)
@@ -116,12 +139,17 @@ def build_parser() -> argparse.ArgumentParser:
     launch.add_argument("--tum", metavar="DIR", default=None,
                         help="write each vehicle's ground-truth trajectory to DIR/<vehicle>.txt in the TUM format "
                              "(t x y z qx qy qz qw) at the world's <ground_truth_rate> (default 50 Hz)")
-    launch.add_argument("--foxglove", metavar="PORT", nargs="?", type=int, const=FOXGLOVE_PORT, default=None,
+    launch.add_argument("--foxglove", metavar="PORT", nargs="?", type=_port_number, const=FOXGLOVE_DEFAULT,
+                        default=None,
                         help="serve a live view on the Foxglove WebSocket protocol (open it in Foxglove or "
-                             f"Lichtblick: ws://localhost:PORT; default port {FOXGLOVE_PORT}); no ROS needed")
+                             f"Lichtblick: ws://localhost:PORT); no ROS needed. Without PORT: {FOXGLOVE_PORT}, or a "
+                             f"free port (said on stderr) when {FOXGLOVE_PORT} is taken; a PORT given must be free")
     launch.add_argument("--foxglove-host", metavar="HOST", default=LOOPBACK,
                         help="address the Foxglove server binds (default 127.0.0.1, this machine only)")
     _add_server_args(launch)
+    launch.add_argument("--join", metavar="ADDRESS", default=None,
+                        help="serve the world on the MVSim server already running at ADDRESS (tcp://HOST:PORT, e.g. "
+                             "one `mvsim server` started) instead of starting this simulation's own")
     launch.add_argument("--no-server", action="store_true", help="no ZMQ interface at all")
     launch.add_argument("--status-line", choices=STATUS_MODES, default="auto",
                         help="the status line (simulated time, real-time factor) on stdout: live = rewritten in place "
@@ -244,7 +272,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"mvsim: internal error while loading {args.world}: {_where_raised(e)}; this is a bug of the simulator, "
               f"please report it with the world file", file=sys.stderr)
         return 1
-    print(world.summary())
+    print(world.summary(extents=args.extents))
     for w in world.warnings:
         print(f"warning: {w}", file=sys.stderr)
     return 0
@@ -265,9 +293,27 @@ def _where_raised(e: BaseException) -> str:
 
 
 # ---------------------------------------------------------------------- launch / server
-def _check_port(port: int) -> None:
-    if not 0 <= port <= 65535:
+def _check_port(port: int | None) -> None:
+    if port is not None and not 0 <= port <= 65535:
         raise MvsimError(f"--port must be in 0..65535 (got {port})")
+
+
+def parse_address(text: str, what: str) -> tuple[str, int]:
+    """(host, port) of a server address written ``tcp://HOST:PORT``, ``HOST:PORT`` or ``PORT`` (host 127.0.0.1).
+
+    Raises:
+        MvsimError: anything else (the message names ``what``, the option or variable it came from).
+    """
+    rest = text.strip().removeprefix("tcp://")
+    host, _, port = rest.rpartition(":")
+    try:
+        number = int(port)
+    except ValueError:
+        number = -1
+    if not 0 < number <= 65535 or (":" in rest and not host):
+        raise MvsimError(f"{what} {text!r} is not a server address: write tcp://HOST:PORT, e.g. "
+                         f"tcp://127.0.0.1:{DEFAULT_PORT}")
+    return host or LOOPBACK, number
 
 
 def _announce_bind(bind: str, endpoint: str) -> None:
@@ -276,43 +322,81 @@ def _announce_bind(bind: str, endpoint: str) -> None:
              f"this port can read the sensors, move or teleport the vehicles and shut the simulation down")
 
 
-def _start_comms(world: World, args: argparse.Namespace) -> tuple[Server | None, WorldComms]:
-    """Start the server (or join the one already on the port) and serve the started ``world``; (server or None,
-    WorldComms)."""
-    from mvsim_core.comms import Client, CommsError, Server, WorldComms
+def _listen(port: int | None, bind: str) -> tuple[Server, str]:
+    """A started server on ``port``; with no port given, on :data:`DEFAULT_PORT`, or on a free port (said on stderr)
+    when that one is taken — by another simulation, most often. A port given that is taken: one line, exit 2.
+    Returns (the server, the line that says it moved to a free port, or "")."""
+    from mvsim_core.comms import AddressInUse, Server
+
+    try:
+        return Server(DEFAULT_PORT if port is None else port, bind).start(), ""
+    except AddressInUse as e:
+        if port is not None:
+            raise MvsimError(f"{e}; choose another --port, or leave --port out to serve on a free one") from None
+    server = Server(0, bind).start()
+    return server, (f"port {DEFAULT_PORT} is in use (another simulation?); this one serves on {server.endpoint} "
+                    f"(reach it with --port {server.port})")
+
+
+def _join(address: str) -> tuple[str, int]:
+    """(host, port) of the server ``--join`` names, once it answers and serves no world yet."""
+    from mvsim_core.comms import Client, CommsError
+    from mvsim_core.comms.world_comms import NODE_NAME
+
+    host, port = parse_address(address, "--join")
+    probe = Client("mvsim-launch-probe", host, port, timeout=3.0)
+    try:
+        probe.connect(register=False)
+        nodes = probe.list_nodes()
+    except CommsError:
+        raise MvsimError(f"--join {address}: no MVSim server answered at tcp://{host}:{port}; start one there "
+                         f"(mvsim server --port {port}) or leave --join out to start this simulation's own") from None
+    finally:
+        probe.shutdown()
+    if NODE_NAME in nodes:
+        raise MvsimError(f"--join {address}: that server already serves a world (node '{NODE_NAME}'); leave --join "
+                         f"out to start this simulation's own server")
+    return host, port
+
+
+class _Comms(NamedTuple):
+    """Where ``mvsim launch`` serves its world: its own server (None when joining one), the server's host and port,
+    and the line that says so (on stderr once the world has loaded)."""
 
     server: Server | None
-    try:
-        server = Server(args.port, args.bind).start()
-        _announce_bind(args.bind, server.endpoint)
-        host = LOOPBACK if args.bind in ("0.0.0.0", "*") else args.bind
-        port = server.port
-        _err(f"ZMQ server listening on {server.endpoint}")
-    except CommsError as e:
-        host = LOOPBACK if args.bind in ("0.0.0.0", "*") else args.bind
-        port = args.port
-        probe = Client("mvsim-launch-probe", host, port, timeout=1.0)
-        try:
-            probe.connect(register=False)
-            probe.list_nodes()
-        except CommsError:
-            raise MvsimError(f"{e} (or use --no-server)") from None
-        finally:
-            probe.shutdown()
-        server = None
-        _err(f"joining the MVSim server already running on tcp://{host}:{port}")
+    host: str
+    port: int
+    notice: str
+
+
+def _open_comms(args: argparse.Namespace) -> _Comms:
+    """Claim this simulation's server port (or, with ``--join``, find the server there) before the world loads, so
+    that a port problem is said at once, and no other simulation takes the port meanwhile."""
+    if args.join is not None:
+        if args.port is not None:
+            raise MvsimError("--join and --port exclude each other: --join serves the world on a server already "
+                             "running, --port starts this simulation's own there")
+        host, port = _join(args.join)
+        return _Comms(None, host, port, f"joining the MVSim server already running on tcp://{host}:{port}")
+    server, moved = _listen(args.port, args.bind)
+    return _Comms(server, LOOPBACK if args.bind in ("0.0.0.0", "*") else args.bind, server.port,
+                  moved or f"ZMQ server listening on {server.endpoint}")
+
+
+def _serve_world(world: World, args: argparse.Namespace, where: _Comms) -> WorldComms:
+    """Say where the world is served, and serve the started ``world`` there as node ``World``."""
+    from mvsim_core.comms import WorldComms
+
+    if where.server is not None:
+        _announce_bind(args.bind, where.server.endpoint)
+    _err(where.notice)
     exposed = args.bind not in (LOOPBACK, "localhost", "::1")
     node_bind = ("0.0.0.0" if args.bind == "*" else args.bind) if exposed else None  # where others can reach it
-    comms = WorldComms(world, host, port, bind_host=node_bind, timeout=10.0, server=server)
-    try:
-        comms.attach()
-    except BaseException:
-        if server is not None:
-            server.stop()
-        raise
+    comms = WorldComms(world, where.host, where.port, bind_host=node_bind, timeout=10.0, server=where.server)
+    comms.attach()
     _err(f"world served as node 'World': services set_pose, get_pose, set_controller_twist, shutdown; "
          f"{len(comms.sensor_topics) + len(comms.pose_topics)} topics")
-    return server, comms
+    return comms
 
 
 def build_runner(world: Any, args: argparse.Namespace, viewer: Any = None, out: Any = None) -> Runner:
@@ -342,6 +426,18 @@ def cmd_launch(args: argparse.Namespace) -> int:
     if args.duration is not None and args.duration < 0:
         raise MvsimError("--duration must be >= 0 simulated seconds")
     _check_port(args.port)
+    if args.join is not None and args.no_server:
+        raise MvsimError("--join and --no-server exclude each other: --join serves the world on a running server")
+    where = None if args.no_server else _open_comms(args)
+    try:
+        return _launch(args, where)
+    finally:
+        if where is not None and where.server is not None:
+            where.server.stop()
+
+
+def _launch(args: argparse.Namespace, where: _Comms | None) -> int:
+    """``mvsim launch`` once its server runs (or is found): load, serve and run the world."""
     world = _load(args).start()
     world.strict = args.strict
     for name in ("mvsim_core.faults", "mvsim_core.commands"):  # blow-ups and clamped commands: said on stderr
@@ -357,10 +453,10 @@ def cmd_launch(args: argparse.Namespace) -> int:
     if args.foxglove is not None:
         fox = _start_foxglove(world, args)
     viewer = None if args.headless else _open_viewer(world)
-    server = comms = None
+    comms = None
     try:
-        if not args.no_server:
-            server, comms = _start_comms(world, args)
+        if where is not None:
+            comms = _serve_world(world, args, where)
         stop = comms.shutdown_requested if comms is not None else None
         runner = build_runner(world, args, viewer)
         if args.screenshot is not None:
@@ -382,8 +478,6 @@ def cmd_launch(args: argparse.Namespace) -> int:
             fox.close()
         if comms is not None:
             comms.close()
-        if server is not None:
-            server.stop()
         for v in world.vehicles.values():  # flush and close the CSV loggers
             if getattr(v, "logger", None) is not None:
                 v.logger.close()
@@ -393,16 +487,28 @@ def cmd_launch(args: argparse.Namespace) -> int:
 
 
 def _start_foxglove(world, args: argparse.Namespace):
-    """The Foxglove live view (:mod:`mvsim_core.comms.foxglove_view`) on ``--foxglove-host:--foxglove``."""
-    if not 0 <= args.foxglove <= 65535:
-        raise MvsimError(f"--foxglove port must be in 0..65535 (got {args.foxglove})")
+    """The Foxglove live view (:mod:`mvsim_core.comms.foxglove_view`) on ``--foxglove-host:--foxglove``; without a
+    port given, on :data:`FOXGLOVE_PORT`, or a free port (said on stderr) when that one is taken."""
+    named = args.foxglove != FOXGLOVE_DEFAULT
+    port = args.foxglove if named else FOXGLOVE_PORT
+    from mvsim_core.comms.errors import AddressInUse
     from mvsim_core.comms.foxglove_view import FoxgloveView
 
-    fox = FoxgloveView(world, host=args.foxglove_host, port=args.foxglove)
-    if args.foxglove_host not in (LOOPBACK, "localhost", "::1"):
-        _err(f"WARNING: the Foxglove view is open to the network on {args.foxglove_host}:{fox.port}; anyone who can "
+    host = args.foxglove_host
+    try:
+        fox = FoxgloveView(world, host=host, port=port)
+        where = f"Foxglove view: ws://{host}:{fox.port}"
+    except AddressInUse as e:
+        if named:
+            raise MvsimError(f"{e}; choose another --foxglove PORT, or give --foxglove without a port to serve on a "
+                             f"free one") from None
+        fox = FoxgloveView(world, host=host, port=0)
+        where = (f"port {FOXGLOVE_PORT} is in use (another simulation?); this Foxglove view serves on "
+                 f"ws://{host}:{fox.port}")
+    if host not in (LOOPBACK, "localhost", "::1"):
+        _err(f"WARNING: the Foxglove view is open to the network on {host}:{fox.port}; anyone who can "
              f"reach it can watch and drive the robots")
-    _err(f"Foxglove view: ws://{args.foxglove_host}:{fox.port}")
+    _err(where)
     return fox
 
 
@@ -433,7 +539,7 @@ def cmd_record(args: argparse.Namespace) -> int:
         raise MvsimError("--duration must be > 0 simulated seconds")
     args.record = args.out
     args.headless, args.no_server, args.screenshot, args.strict = True, True, None, False
-    args.max_catchup, args.port, args.bind = DEFAULT_MAX_CATCHUP, DEFAULT_PORT, LOOPBACK
+    args.max_catchup, args.port, args.bind, args.join = DEFAULT_MAX_CATCHUP, None, LOOPBACK, None
     args.status_line = "auto"
     return cmd_launch(args)
 
@@ -470,12 +576,12 @@ def _save_screenshot(world, viewer, path: str) -> int:
 
 
 def cmd_server(args: argparse.Namespace) -> int:
-    from mvsim_core.comms import Server
-
     _check_port(args.port)
-    server = Server(args.port, args.bind).start()
+    server, moved = _listen(args.port, args.bind)
     try:
         _announce_bind(args.bind, server.endpoint)
+        if moved:
+            _err(moved)
         print(f"mvsim server: listening on {server.endpoint}; Ctrl-C to stop", flush=True)
         while not server.wait(0.5):
             pass
@@ -494,8 +600,17 @@ def _client(args: argparse.Namespace, what: str, register: bool = False):
     _check_port(args.port)
     if args.timeout <= 0:
         raise MvsimError("--timeout must be > 0 seconds")
-    return Client(default_node_name(f"mvsim-cli-{what}"), args.host, args.port,
+    host, port = server_address(args.host, args.port)
+    return Client(default_node_name(f"mvsim-cli-{what}"), host, port,
                   timeout=args.timeout).connect(register=register)
+
+
+def server_address(host: str | None, port: int | None, env: dict[str, str] | None = None) -> tuple[str, int]:
+    """The server the client tools talk to: ``--host`` / ``--port`` where given, else the parts of ``$MVSIM_SERVER``
+    (``tcp://HOST:PORT``, as ``mvsim launch`` prints it), else 127.0.0.1:23700."""
+    text = (os.environ if env is None else env).get(SERVER_ENV, "")
+    env_host, env_port = parse_address(text, SERVER_ENV) if text.strip() else (LOOPBACK, DEFAULT_PORT)
+    return (env_host if host is None else host), (env_port if port is None else port)
 
 
 def cmd_node(args: argparse.Namespace) -> int:

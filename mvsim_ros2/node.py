@@ -304,8 +304,11 @@ class MvsimNode(Node):
         self.published += n
 
     def _start_zmq(self) -> None:
-        """Serve the world over ZMQ from this process (if enabled; :mod:`mvsim_ros2.zmq_bridge`)."""
-        self.comms, self._zmq_server = zmq_bridge.start(self.world, self.opts, self.get_logger())
+        """Serve the world over ZMQ from this process (if enabled; :mod:`mvsim_ros2.zmq_bridge`). Whether zmq_port
+        was set (command line, parameters file, overrides) is read from rclpy's overrides: its value alone cannot
+        tell a port set to 23700 from the default."""
+        port_set = "zmq_port" in getattr(self, "_parameter_overrides", {})
+        self.comms, self._zmq_server = zmq_bridge.start(self.world, self.opts, self.get_logger(), port_set=port_set)
 
     def _close_zmq(self, timeout: float = 10.0) -> None:
         """Unregister the world and stop the ZMQ server (never blocking the exit for more than ``timeout`` s)."""

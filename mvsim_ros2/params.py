@@ -60,7 +60,8 @@ class Options:
     seed: int = param(0, "seed of the world's random generator")
     allow_shell: bool = param(False, "let $(cmd) in the world file run shell commands")
     zmq_server: bool = param(True, "serve the world over ZMQ (upstream comms protocol) from this process")
-    zmq_port: int = param(23700, "TCP port of the ZMQ server (0 = any free port)")
+    zmq_port: int = param(23700, "TCP port of the ZMQ server; unset: 23700, or a free port (logged) when 23700 is "
+                                 "taken; set: it must be free (exit 2 otherwise); 0 = any free port")
     zmq_bind: str = param("127.0.0.1", "interface the ZMQ server listens on")
     cmd_vel_type: str = param("auto", "cmd_vel message type: auto (Twist, or TwistStamped when that is what is "
                                       "published), twist or twist_stamped")

@@ -490,9 +490,13 @@ def test_launch_joins_a_running_server_and_sigterm_stops_both():
     server = spawn("server", "--port", str(port))
     sim = None
     try:
-        sim = spawn("launch", str(WORLD), "--headless", "--port", str(port))
+        assert server.stdout.readline() == f"mvsim server: listening on tcp://127.0.0.1:{port}; Ctrl-C to stop\n"
+        sim = spawn("launch", str(WORLD), "--headless", "--join", f"tcp://127.0.0.1:{port}")
         wait_ready(sim, port)
         assert mvsim("node", "list", "--port", str(port)).stdout == "World\n"
+        r = mvsim("launch", str(WORLD), "--headless", "--join", str(port))  # one world per server
+        assert (r.returncode, r.stderr) == (2, f"--join {port}: that server already serves a world (node 'World'); "
+                                               f"leave --join out to start this simulation's own server\n")
         out, err = stop(sim, signal.SIGTERM)
         assert sim.returncode == 0, err
         assert f"joining the MVSim server already running on tcp://127.0.0.1:{port}" in err
@@ -502,8 +506,7 @@ def test_launch_joins_a_running_server_and_sigterm_stops_both():
             stop(sim)
         out, err = stop(server, signal.SIGTERM)
     assert server.returncode == 0, err
-    assert out.startswith(f"mvsim server: listening on tcp://127.0.0.1:{port}; Ctrl-C to stop\n")
-    assert "mvsim server: stopped after" in out
+    assert out.startswith("mvsim server: stopped after")
 
 
 def test_launch_on_a_port_taken_by_something_else():
@@ -512,10 +515,9 @@ def test_launch_on_a_port_taken_by_something_else():
         s.listen()
         port = s.getsockname()[1]
         r = mvsim("launch", str(WORLD), "--headless", "--port", str(port), "--duration", "1", timeout=300)
-    assert r.returncode == 2
-    assert r.stderr.strip().splitlines()[-1] == (
-        f"cannot listen on tcp://127.0.0.1:{port}: Address already in use; is another MVSim server running there? "
-        f"choose another port with --port (or use --no-server)")
+    assert (r.returncode, r.stderr) == (2, (
+        f"cannot listen on tcp://127.0.0.1:{port}: Address already in use (another simulation or MVSim server?); "
+        f"choose another --port, or leave --port out to serve on a free one\n"))
 
 
 def test_bind_elsewhere_is_said_loudly_and_works():
