@@ -10,6 +10,10 @@ config/mvsim_params.yaml).
 Booleans may be spelled true/false, True/False, 1/0 or yes/no (any case): the node gets true or false, whatever the
 spelling, and a launch that says ``use_rviz:=maybe`` stops before starting anything, naming the argument.
 
+When mvsim_node fails (a world file not found or broken, a bad parameter: it prints one line and exits 2) the whole
+launch stops (RViz too) and ``ros2 launch`` exits with status 1 — launch's only non-zero status, which it gives when
+an exception reaches its event loop; a node that stops cleanly (exit 0) leaves the rest running.
+
 Without launch (same node, same parameters)::
 
     mvsim_node --ros-args -p world_file:=/path/to/my.world.xml -p headless:=true
@@ -20,8 +24,10 @@ from __future__ import annotations
 import os
 
 from ament_index_python.packages import get_package_share_directory
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.actions import DeclareLaunchArgument, OpaqueFunction, RegisterEventHandler
 from launch.conditions import IfCondition
+from launch.event_handlers import OnProcessExit
+from launch.events.process import ProcessExited
 from launch.launch_context import LaunchContext
 from launch.substitution import Substitution
 from launch.substitutions import (
@@ -82,6 +88,21 @@ def check_flags(context: LaunchContext) -> list[object]:
     return []
 
 
+class NodeFailed(RuntimeError):
+    """mvsim_node exited with a failure (raised in launch's event loop: launch then shuts everything down and
+    ``ros2 launch`` exits with 1)."""
+
+
+def stop_on_failure(event: ProcessExited, context: LaunchContext) -> list[object]:
+    """On mvsim_node's exit: a failure ends the launch with a non-zero status. A failure is an exit status other
+    than 0, except a signal's (negative status) while launch itself is shutting down (it sent that signal).
+    ``Shutdown`` alone would stop everything but ``ros2 launch`` would still exit 0."""
+    code = event.returncode
+    if code == 0 or (code < 0 and context.is_shutdown):
+        return []
+    raise NodeFailed(f"{event.process_name} failed with exit status {code} (its error is above); stopping the launch")
+
+
 def generate_launch_description() -> LaunchDescription:
     share = get_package_share_directory("mvsim_ros2")
     args = [
@@ -119,4 +140,5 @@ def generate_launch_description() -> LaunchDescription:
     rviz_vehicle = Node(  # RViz's tf listener reads /tf: point it at one vehicle's <V>/tf
         **rviz_common, condition=IfCondition(AndSubstitution(use_rviz, NotEqualsSubstitution(vehicle, ""))),
         remappings=[("/tf", ["/", vehicle, "/tf"]), ("/tf_static", ["/", vehicle, "/tf_static"])])
-    return LaunchDescription([*args, OpaqueFunction(function=check_flags), mvsim, rviz, rviz_vehicle])
+    failure = RegisterEventHandler(OnProcessExit(target_action=mvsim, on_exit=stop_on_failure))
+    return LaunchDescription([*args, OpaqueFunction(function=check_flags), failure, mvsim, rviz, rviz_vehicle])

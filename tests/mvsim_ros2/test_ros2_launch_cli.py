@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -31,8 +32,9 @@ from ros_cli_harness import (
     make_prefix,
     need,
     pid_running,
+    wait_for,
 )
-from ros_harness import Odometry, Probe, qos
+from ros_harness import REPO, Odometry, Probe, qos
 
 pytestmark = pytest.mark.slow
 
@@ -123,6 +125,58 @@ def test_bad_boolean_stops_the_launch_before_anything_starts(prefix: Path, ros_d
     assert "launch argument headless:='maybe' is not a boolean" in log, log
     assert not child_pids(log), log  # nothing was started
     assert "Traceback" not in log
+
+
+# ---------------------------------------------------------------------- the node's failure, its status line
+@pytest.mark.parametrize("launch_file", ["launch_world.launch.py", "demo.launch.py"])
+def test_a_node_that_fails_fails_the_launch(prefix: Path, ros_domain: int, tmp_path: Path, launch_file: str) -> None:
+    """A world file that does not exist: the node's one-line error, then launch stops with a non-zero status."""
+    env = cli_env(ros_domain, prefix, tmp_path)
+    launch = Session([executable("ros2"), "launch", "mvsim_ros2", launch_file, "world_file:=/nonexistent.world.xml",
+                      "use_rviz:=false", "headless:=true", f"params_file:={params_file(tmp_path)}"], env,
+                     tmp_path / "launch.log")
+    try:
+        code = launch.wait(FIRST_MESSAGE_TIMEOUT, "the node's failure")
+    finally:
+        launch.kill()
+    log = launch.log()
+    assert code == 1, log  # launch's status when an exception reaches its event loop (here: the node failed)
+    assert "[mvsim_node-1] mvsim_node: world file not found: /nonexistent.world.xml\n" in log, log
+    assert ("[ERROR] [launch]: Caught exception in launch (see debug for traceback): mvsim_node-1 failed with exit "
+            "status 2 (its error is above); stopping the launch\n") in log, log
+    assert "Traceback" not in log
+
+
+def test_status_lines_under_ros2_launch(prefix: Path, ros_domain: int, tmp_path: Path) -> None:
+    """launch_world with a good world runs; its status line arrives as whole lines every 5 s (launch's emulated
+    terminal is not one a person watches), and Ctrl-C ends everything cleanly."""
+    env = cli_env(ros_domain, prefix, tmp_path)
+    launch = Session([executable("ros2"), "launch", "mvsim_ros2", "launch_world.launch.py",
+                      f"world_file:={REPO / 'worlds' / 'demo.world.xml'}", "use_rviz:=false", "headless:=true",
+                      f"params_file:={params_file(tmp_path)}"], env, tmp_path / "launch.log")
+    status = re.compile(r"\[mvsim_node-1\] sim time +\d+\.\d{3} s \| real-time factor +\d+\.\d{2} \| vehicles 2 "
+                        r"\| msgs \d+( \| dropped \d+\.\d{2} s)?")
+
+    def status_lines() -> list[str]:
+        return [line for line in launch.log().splitlines() if line.startswith("[mvsim_node-1] sim time")]
+
+    def stepping() -> bool:  # past the first steps (slow while numba compiles): 2 s simulated, 2+ lines
+        times = [float(line.split()[3]) for line in status_lines()]
+        return len(times) >= 2 and times[-1] >= 2.0
+
+    try:
+        wait_for(stepping, "status lines up to 2 s of simulated time", FIRST_MESSAGE_TIMEOUT + 30.0, launch)
+    finally:
+        if launch.alive():
+            stop_demo(launch)
+        else:
+            launch.kill()
+            pytest.fail(f"ros2 launch exited early\n{launch.log()[-4000:]}")
+    lines = status_lines()
+    assert len(lines) >= 3, launch.log()  # and the last one, on the way out
+    for line in lines:
+        assert status.fullmatch(line) and len(line) <= 230, line
+    assert "\r" not in launch.log()
 
 
 # ---------------------------------------------------------------------- teleop_twist_keyboard in tmux
