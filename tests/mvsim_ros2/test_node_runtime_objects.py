@@ -58,7 +58,11 @@ def probe(ros_context: Any, node: NodeProcess) -> Iterator[Probe]:
     p.pubs["cmd_vel"] = p.publisher(Twist, "/r1/cmd_vel")
     for pub in p.pubs.values():
         p.wait_matched(pub)  # the node's subscriptions exist and have matched
-    p.next_message(p.inbox["/r1/laser1"], timeout=FIRST_MESSAGE_TIMEOUT, what="a first scan", start=0)
+    # the node is up; under load its publishers may match the probe's subscriptions one by one, seconds apart: wait
+    # for the first message of each topic the tests read, each with the generous first-message bound
+    for topic, what in (("/r1/laser1", "a first scan"), ("/r1/base_pose_ground_truth", "a first ground truth"),
+                        ("/objects_ground_truth", "a first objects_ground_truth")):
+        p.next_message(p.inbox[topic], timeout=FIRST_MESSAGE_TIMEOUT, what=what, start=0)
     yield p
     p.close()
 
