@@ -163,7 +163,7 @@ class Runner:
         tick_rate: run-loop ticks per wall second (Hz).
         max_catchup: most simulated seconds advanced in one tick; a larger lag is dropped.
         viewer: draws frames between ticks (None: no window).
-        status: the live status line (None: none).
+        status: the status line (None: none).
         clock: wall clock, monotonic seconds.
 
     Attributes:
