@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,7 @@ from mvsim_core.world_options import (
 )
 from mvsim_core.xml.context import CURRENT_DIR_VAR, ParseContext
 from mvsim_core.xml.flow import Walker, expanded
-from mvsim_core.xml.limits import LoadLimits
+from mvsim_core.xml.limits import Charge, LoadLimits
 from mvsim_core.xml.node import XmlNode
 from mvsim_core.xml.overrides import Overrides, OverrideValue
 from mvsim_core.xml.params import parse_value, read_params, warn_unknown_children
@@ -51,8 +51,9 @@ def load_world(path: str | os.PathLike[str], *, seed: int = 0, allow_shell: bool
         seed: seed of the world's random generator (``$f{rand()}``, odometry and sensor noise).
         allow_shell: allow ``$(cmd)`` substitutions to run shell commands.
         env: environment for ``$env{}`` and included-file fallbacks (default: ``os.environ``).
-        limits: expansion limits (loop iterations, value length, includes, nesting; :mod:`mvsim_core.xml.limits`);
-            default: the built-in ones, each overridable by its ``MVSIM_MAX_*`` variable in ``env``.
+        limits: expansion limits (memory, objects, loop iterations, value length, includes, nesting;
+            :mod:`mvsim_core.xml.limits`); default: the built-in ones, each overridable by its ``MVSIM_MAX_*``
+            variable in ``env``.
         variables: world variables set from outside, name -> value: they win over the file's ``<variable>`` of the
             same name (:mod:`mvsim_core.xml.overrides`), e.g. ``{"mu": 0.3}``.
         include_params: ``<include>`` parameters set from outside, file pattern -> {parameter -> value}, e.g.
@@ -156,6 +157,64 @@ def parse_object(world: World, xml: str, *, name: str | None = None, pose: tuple
     return obj
 
 
+def object_charges(obj: Any, node: XmlNode, kind: str | None = None) -> list[Charge]:
+    """What ``obj`` (built from ``node``) costs the load budget (:mod:`mvsim_core.memory_budget`): one
+    :class:`~mvsim_core.xml.limits.Charge` per object — a vehicle, then each of its sensors (charged at its own
+    ``<sensor>`` tag, with its per-ray or per-pixel arrays); a block (``kind``: ``"wall segment"``) with its
+    vertices; an actor, a world element, a standalone sensor, a marker or a joint."""
+    from mvsim_core import memory_budget as mb
+    from mvsim_core.elements.base import WorldElement
+    from mvsim_core.objects.actor import Actor
+    from mvsim_core.objects.block import Block
+    from mvsim_core.objects.marker import Marker
+    from mvsim_core.objects.vehicles.base import Vehicle
+    from mvsim_core.sensors.base import Sensor
+
+    def named(noun: str) -> str:
+        cls = getattr(obj, "class_name", "")
+        return f"{cls} {noun}" if cls else noun
+
+    def charge(what: str, nbytes: int) -> Charge:
+        return Charge(what, nbytes, node.file, node.line)
+
+    if isinstance(obj, Vehicle):
+        return [charge(named("vehicle"), mb.vehicle_bytes(len(obj.wheels))),
+                *(c for s in obj.sensors.values() for c in object_charges(s, s.node))]
+    if isinstance(obj, Sensor):
+        return [charge(f"{obj.xml_class} sensor", mb.sensor_bytes(sensor_array_bytes(obj)))]
+    if isinstance(obj, Block):
+        return [charge(kind or named("block"), mb.block_bytes(len(obj.footprint)))]
+    if isinstance(obj, Actor):
+        return [charge(named("actor"), mb.ACTOR_BYTES)]
+    if isinstance(obj, Marker):
+        return [charge("marker", mb.marker_bytes(len(obj.points)))]
+    if isinstance(obj, WorldElement):
+        return [charge("world element", mb.ELEMENT_BYTES)]
+    return [charge("joint", mb.JOINT_BYTES)]
+
+
+def sensor_array_bytes(sensor: Any) -> int:
+    """Bytes of the per-ray or per-pixel arrays ``sensor`` allocates once started: its rays times its class's
+    ``RAY_BYTES`` (2D and 3D lidars), its pixels times :data:`~mvsim_core.sensors.camera.PIXEL_BYTES` (a camera;
+    both images of an RGB-D camera that senses both), else 0."""
+    from mvsim_core.sensors.camera import PIXEL_BYTES, Camera
+    from mvsim_core.sensors.lidar2d import Lidar2D
+    from mvsim_core.sensors.lidar3d import Lidar3D
+    from mvsim_core.sensors.rgbd_camera import RgbdCamera
+
+    if isinstance(sensor, Lidar2D):
+        return sensor.nrays * sensor.RAY_BYTES
+    if isinstance(sensor, Lidar3D):
+        return sensor.vert_nrays * sensor.horz_nrays * sensor.RAY_BYTES
+    p = sensor.params
+    if isinstance(sensor, Camera):
+        return int(p["ncols"]) * int(p["nrows"]) * PIXEL_BYTES
+    if isinstance(sensor, RgbdCamera):
+        return sum(int(p[f"{k}_ncols"]) * int(p[f"{k}_nrows"]) * PIXEL_BYTES
+                   for k in ("depth", "rgb") if p[f"sense_{k}"])
+    return 0
+
+
 def _check_grid_reach(elements: list[Any], objects: list[SimObject]) -> None:
     """Refuse a moving object (vehicle, dynamic block) whose collision neighbourhood on an occupancy grid would
     take more memory than the budget (:func:`~mvsim_core.dynamics.grid_obstacles.stencil_bytes`): a huge body, or a
@@ -186,13 +245,43 @@ def _check_grid_reach(elements: list[Any], objects: list[SimObject]) -> None:
                     f"collisions", need, 1, "use a coarser grid resolution or a smaller object"))
 
 
+class _BudgetWalker(Walker):
+    """A :class:`~mvsim_core.xml.flow.Walker` that lets the load budget project each ``<for>`` from its first
+    iteration (:meth:`~mvsim_core.xml.limits.LoadBudget.project`): a loop that would build far more than the limits
+    allow stops at its ``<for>`` after one iteration, not after minutes of building."""
+
+    def _for(self, node: XmlNode) -> Iterator[XmlNode]:
+        budget = self.ctx.budget
+        inner = super()._for(node)
+        try:
+            child = next(inner, None)  # reads the bounds and charges the loop
+            if child is None:
+                return
+            loop = budget.enter_loop(node.file, node.line)
+            try:
+                prev = None
+                while child is not None:
+                    loop.first = child is not prev  # the body is expanded element-major: first visit of `child`
+                    before = budget.snapshot()
+                    yield child  # the walker builds what it expands into before asking for the next one
+                    if before is not None:
+                        budget.project(before)
+                    prev, child = child, next(inner, None)
+            finally:
+                budget.exit_loop()
+        finally:
+            close = getattr(inner, "close", None)  # a generator: let its own cleanup run now
+            if close is not None:
+                close()
+
+
 class _Loader:
     def __init__(self, ctx: ParseContext, path: Path) -> None:
         self.ctx = ctx
         self.world = World(path=path, params=read_params(WORLD_PARAMS, [], ctx), gui=read_params(GUI_PARAMS, [], ctx),
                            lights=read_params(LIGHTS_PARAMS, [], ctx), georeference=None, rng=ctx.rng,
                            object_parser=parse_object)
-        self.walker = Walker(ctx, {
+        self.walker = _BudgetWalker(ctx, {
             "vehicle:class": self.vehicle_class,
             "vehicle": self.vehicle,
             "block:class": self.block_class,
@@ -231,9 +320,10 @@ class _Loader:
             return name
         return fmt.format(prefix, self.ctx.next_index(prefix))
 
-    def _count(self, node: XmlNode, n: int, what: str) -> None:
-        """Charge ``n`` objects built from ``node`` to the load's object budget (``MVSIM_MAX_OBJECTS``)."""
-        self.ctx.budget.charge_objects(n, what, node.file, node.line)
+    def _charge(self, node: XmlNode, what: str, charges: list[Charge]) -> None:
+        """Charge what ``node`` built to the load's budget: objects (``MVSIM_MAX_OBJECTS``) and estimated memory
+        (``MVSIM_MAX_LOAD_MEMORY``; :func:`object_charges`)."""
+        self.ctx.budget.charge(what, charges, node.file, node.line)
 
     def _unique(self, node: XmlNode, name: str) -> None:
         w = self.world
@@ -270,12 +360,12 @@ class _Loader:
 
         name = self._name(node, "veh")
         self._unique(node, name)
-        self._count(node, 1, f"vehicle '{name}'")
         cls_node = self._class_of(node, self.world.vehicle_classes, "vehicle", name)
         cname = cls_node.attrs.get("name", "") if cls_node is not None else ""
         v = build_vehicle(node, cls_node, self.ctx, name=name, class_name=cname, sensor_factory=sensor_from_xml)
-        if v.sensors:
-            self._count(node, len(v.sensors), f"the {len(v.sensors)} sensors of vehicle '{name}'")
+        n = len(v.sensors)
+        self._charge(node, f"vehicle '{name}'" + (f" and its {n} sensor{'s' if n > 1 else ''}" if n else ""),
+                     object_charges(v, node))
         self.world.vehicles[name] = v
 
     def block_class(self, node: XmlNode) -> None:
@@ -286,12 +376,13 @@ class _Loader:
 
         name = self._name(node, "block", "{}{:03d}")
         self._unique(node, name)
-        self._count(node, 1, f"block '{name}'")
         cls_node = self._class_of(node, self.world.block_classes, "block", name)
         nodes = [node] + ([cls_node] if cls_node is not None else [])
         nodes = [expanded(n, self.ctx) for n in nodes]
         cname = cls_node.attrs.get("name", "") if cls_node is not None else ""
-        self.world.blocks[name] = build_block(nodes, self.ctx, name=name, class_name=cname)
+        b = build_block(nodes, self.ctx, name=name, class_name=cname)
+        self._charge(node, f"block '{name}'", object_charges(b, node))
+        self.world.blocks[name] = b
 
     def actor_class(self, node: XmlNode) -> None:
         self._register_class(node, self.world.actor_classes, "actor")
@@ -301,25 +392,27 @@ class _Loader:
 
         name = self._name(node, "actor")
         self._unique(node, name)
-        self._count(node, 1, f"actor '{name}'")
         cls_node = self._class_of(node, self.world.actor_classes, "actor", name)
         nodes = [expanded(n, self.ctx) for n in [node] + ([cls_node] if cls_node is not None else [])]
         cname = cls_node.attrs.get("name", "") if cls_node is not None else ""
-        self.world.actors[name] = build_actor(nodes, self.ctx, name=name, class_name=cname)
+        a = build_actor(nodes, self.ctx, name=name, class_name=cname)
+        self._charge(node, f"actor '{name}'", object_charges(a, node))
+        self.world.actors[name] = a
 
     def element(self, node: XmlNode) -> None:
         from mvsim_core.elements.base import element_from_xml
 
-        self._count(node, 1, "a world element")
-        self.world.elements.append(element_from_xml(node, self.ctx))
+        e = element_from_xml(node, self.ctx)
+        self._charge(node, "a world element", object_charges(e, node))
+        self.world.elements.append(e)
 
     def sensor(self, node: XmlNode) -> None:
         from mvsim_core.sensors.base import sensor_from_xml
 
-        self._count(node, 1, "a standalone sensor")
         s = sensor_from_xml(node, self.ctx, STANDALONE_SENSOR_HOST)
         if s.name in self.world.sensors:
             raise self.ctx.error(node, f"duplicate standalone sensor name '{s.name}'")
+        self._charge(node, f"standalone sensor '{s.name}'", object_charges(s, node))
         self.world.sensors[s.name] = s
 
     def gui(self, node: XmlNode) -> None:
@@ -353,23 +446,27 @@ class _Loader:
         from mvsim_core.objects.block import wall_block
 
         segments = parse_walls(node, self.ctx)
-        self._count(node, len(segments), f"{len(segments)} wall segments")
-        for seg in segments:
+        blocks = [wall_block(seg, node) for seg in segments]
+        self._charge(node, f"{len(segments)} wall segments",
+                     [c for b in blocks for c in object_charges(b, node, "wall segment")])
+        for seg, b in zip(segments, blocks, strict=True):
             self._unique(node, seg.name)
-            self.world.blocks[seg.name] = wall_block(seg, node)
+            self.world.blocks[seg.name] = b
 
     def marker(self, node: XmlNode) -> None:
         from mvsim_core.objects.marker import parse_marker
 
-        self._count(node, 1, "a marker")
-        self.world.markers.append(parse_marker(node, self.ctx))
+        m = parse_marker(node, self.ctx)
+        self._charge(node, "a marker", object_charges(m, node))
+        self.world.markers.append(m)
 
     def joint(self, node: XmlNode) -> None:
         from mvsim_core.objects.joint import parse_joint
 
-        self._count(node, 1, "a joint")
         bodies = set(self.world.vehicles) | set(self.world.blocks)
-        self.world.joints.append(parse_joint(node, self.ctx, bodies))
+        j = parse_joint(node, self.ctx, bodies)
+        self._charge(node, "a joint", object_charges(j, node))
+        self.world.joints.append(j)
 
     def world_param(self, node: XmlNode) -> None:
         p = _WORLD_PARAM.get(node.tag)

@@ -1,6 +1,7 @@
-"""Bounded expansion: the limits of one load (loop iterations, value length, includes, nesting), each a
-WorldFileError at the tag that goes over, naming the limit and how to raise it; and no RecursionError however deep
-flow control nests."""
+"""Bounded expansion: the limits of one load (memory, objects, loop iterations, value length, includes, nesting), each
+a WorldFileError at the tag that goes over, naming the limit and how to raise it; loops projected from their first
+iteration, so that a bomb stops at its <for> before it is built; no RecursionError however deep flow control nests;
+and fleets (10 000 lidar robots) inside the defaults."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import time
 import pytest
 
 import mvsim_core as mv
-from mvsim_core.xml.limits import ENV_NAMES, LoadBudget, LoadLimits
+from mvsim_core.memory_budget import LOAD_BUDGET_BYTES
+from mvsim_core.xml.limits import ENV_NAMES, Charge, LoadBudget, LoadLimits, parse_size
 
 HOW = "set the environment variable {} to raise it"
 
@@ -32,10 +34,12 @@ def load_error(path, **kw):
 def test_defaults_and_environment_overrides():
     d = LoadLimits()
     assert (d.loop_iterations, d.value_length, d.substituted, d.include_depth, d.included_files, d.included_bytes,
-            d.nesting_depth, d.objects) == (100_000, 1_000_000, 100_000_000, 32, 10_000, 16 << 20, 1000, 1000)
+            d.nesting_depth, d.objects, d.memory) == (100_000, 1_000_000, 100_000_000, 32, 50_000, 64 << 20, 1000,
+                                                      50_000, 4 << 30)
+    assert LOAD_BUDGET_BYTES == 4 << 30
     env = {v: str(i + 2) for i, v in enumerate(ENV_NAMES.values())}
     got = LoadLimits.from_env(env)
-    assert [getattr(got, k) for k in ENV_NAMES] == [2, 3, 4, 5, 6, 7, 8, 9]
+    assert [getattr(got, k) for k in ENV_NAMES] == [2, 3, 4, 5, 6, 7, 8, 9, 10]
     assert LoadLimits.from_env({"MVSIM_MAX_LOOP_ITERATIONS": " 1_000_000 "}).loop_iterations == 1_000_000
     assert LoadLimits.from_env({"MVSIM_MAX_LOOP_ITERATIONS": ""}) == d  # empty: unset
 
@@ -48,6 +52,23 @@ def test_bad_environment_value_is_one_clear_error(raw):
                              f"unset it or give a whole number of at least 1")
     with pytest.raises(ValueError, match="LoadLimits.nesting_depth must be a positive integer, got 0"):
         LoadLimits(nesting_depth=0)
+
+
+@pytest.mark.parametrize(("raw", "size"), [("8GiB", 8 << 30), (" 1.5 G ", 3 << 29), ("512MiB", 512 << 20),
+                                           ("64kb", 64 << 10), ("4_294_967_296", 4 << 30), ("3T", 3 << 40),
+                                           ("100", 100), ("2 B", 2), ("1PiB", 1 << 50)])
+def test_memory_budget_from_environment_takes_sizes(raw, size):
+    assert parse_size(raw) == size
+    assert LoadLimits.from_env({"MVSIM_MAX_LOAD_MEMORY": raw}).memory == size
+
+
+@pytest.mark.parametrize("raw", ["abc", "0", "-5", "0.5", "4 XiB", "1e9", "GiB", "4 GiBs"])
+def test_bad_memory_budget_is_one_clear_error(raw):
+    assert parse_size(raw) is None
+    with pytest.raises(mv.WorldFileError) as ei:
+        LoadLimits.from_env({"MVSIM_MAX_LOAD_MEMORY": raw})
+    assert str(ei.value) == (f"environment variable MVSIM_MAX_LOAD_MEMORY={raw!r} is not a size; unset it or give "
+                             f"a number of bytes or a size such as 8GiB")
 
 
 def test_forty_nested_two_iteration_loops_stop_at_the_global_budget(tmp_path):
@@ -176,9 +197,9 @@ def test_included_files_and_bytes_per_load(tmp_path):
 
 def test_included_text_growing_by_substitution_is_bounded(tmp_path):
     path = world(tmp_path, '<variable name="v" value="' + "y" * 100_000 + '"/>\n<include file="grow.xml"/>',
-                 **{"grow.xml": "<gravity>1</gravity><!-- " + "${v}" * 200 + " -->"})
+                 **{"grow.xml": "<gravity>1</gravity><!-- " + "${v}" * 700 + " -->"})
     e = load_error(path)
-    assert (e.line, e.message) == (3, "included text of 16800025 characters: more than the limit of 16777216 "
+    assert (e.line, e.message) == (3, "included text of 67200025 characters: more than the limit of 67108864 "
                                       "characters of included text per load; "
                                       + HOW.format("MVSIM_MAX_INCLUDED_BYTES"))
 
@@ -230,18 +251,142 @@ def test_budget_counts():
         b.charge_bytes(41, "f", 8)
 
 
+BLOCK = '<block><shape><pt>0 0</pt><pt>1 0</pt><pt>1 1</pt></shape><init_pose>${i} 0 0</init_pose></block>'
+ROBOT = ('<vehicle:class name="bot">\n<dynamics class="differential"/>\n'
+         '<sensor class="laser" name="scan"><nrays>{rays}</nrays></sensor>\n</vehicle:class>')
+
+
+def fleet(tmp_path, n, rays=181, name="fleet.xml"):
+    """A <for> loop of ``n`` differential robots with a 2D lidar of ``rays`` rays each."""
+    return world(tmp_path, ROBOT.format(rays=rays) + f'\n<for var="i" from="1" to="{n}">\n'
+                 '<vehicle class="bot"><init_pose>$f{3*${i}} 0 0</init_pose></vehicle>\n</for>', name=name)
+
+
 def test_objects_per_load_are_bounded_before_they_are_built(tmp_path):
-    """A 100 000-iteration loop of blocks would take minutes to build and step: the 1001st object stops the load
-    at its tag, before it is built (vehicles count their sensors, <walls> their segments)."""
-    block = '<block><shape><pt>0 0</pt><pt>1 0</pt><pt>1 1</pt></shape><init_pose>${i} 0 0</init_pose></block>'
-    path = world(tmp_path, f'<for var="i" from="1" to="100000">\n{block}\n</for>')
+    """A 100 000-iteration loop of blocks would take minutes to build and start: its first block is measured and the
+    load stops at the <for>, before the rest is built."""
+    path = world(tmp_path, f'<for var="i" from="1" to="100000">\n{BLOCK}\n</for>')
     t = time.perf_counter()
     e = load_error(path)
-    assert time.perf_counter() - t < 10
-    assert (e.line, e.message) == (3, "block 'block1001' would bring this load to 1001 objects: more than the "
-                                      "limit of 1000 objects per load; " + HOW.format("MVSIM_MAX_OBJECTS"))
-    e = load_error(world(tmp_path, f'<for var="i" from="1" to="3">\n{block}\n</for>', name="w3.xml"),
-                   env={"MVSIM_MAX_OBJECTS": "2"})
-    assert e.message.startswith("block 'block003' would bring this load to 3 objects: more than the limit of 2 "
-                                "objects")
-    assert len(mv.load_world(path.with_name("w3.xml"), env={"MVSIM_MAX_OBJECTS": "3"}).blocks) == 3
+    assert time.perf_counter() - t < 2
+    assert (e.line, e.message) == (2, "<for> would build about 100000 objects (1 in its first iteration, 100000 "
+                                      "iterations): more than the limit of 50000 objects per load; "
+                                      + HOW.format("MVSIM_MAX_OBJECTS"))
+    # objects written one by one are counted as they are built (vehicles with their sensors, <walls> segments)
+    flat = world(tmp_path, "\n".join(BLOCK.replace("${i}", str(i)) for i in range(3)), name="w3.xml")
+    e = load_error(flat, env={"MVSIM_MAX_OBJECTS": "2"})
+    assert (e.line, e.message) == (4, "block 'block003' would bring this load to 3 objects: more than the limit of 2 "
+                                      "objects per load; " + HOW.format("MVSIM_MAX_OBJECTS"))
+    assert len(mv.load_world(flat, env={"MVSIM_MAX_OBJECTS": "3"}).blocks) == 3
+    robots = world(tmp_path, ROBOT.format(rays=10) + "".join(
+        f'\n<vehicle name="r{i}" class="bot"><init_pose>{3 * i} 0 0</init_pose></vehicle>' for i in range(2)),
+        name="r2.xml")
+    e = load_error(robots, env={"MVSIM_MAX_OBJECTS": "3"})
+    assert (e.line, e.message) == (7, "vehicle 'r1' and its 1 sensor would bring this load to 4 objects: more than "
+                                      "the limit of 3 objects per load; " + HOW.format("MVSIM_MAX_OBJECTS"))
+
+
+def test_a_loop_is_projected_from_its_first_iteration(tmp_path):
+    """100 robots with a lidar: 200 objects. The loop is charged for all 100 iterations after the first: exactly the
+    limit loads, one less stops at the <for> after one robot."""
+    path = fleet(tmp_path, 100)
+    assert len(mv.load_world(path, env={"MVSIM_MAX_OBJECTS": "200"}).vehicles) == 100
+    e = load_error(path, env={"MVSIM_MAX_OBJECTS": "199"})
+    assert (e.line, e.message) == (6, "<for> would build about 200 objects (2 in its first iteration, 100 "
+                                      "iterations): more than the limit of 199 objects per load; "
+                                      + HOW.format("MVSIM_MAX_OBJECTS"))
+    # nested loops multiply: 300 x 300 blocks stop at the inner <for>, after its first block
+    nested = world(tmp_path, f'<for var="j" from="1" to="300">\n<for var="i" from="1" to="300">\n{BLOCK}\n</for>'
+                             f'\n</for>', name="nested.xml")
+    e = load_error(nested)
+    assert (e.line, e.message) == (3, "<for> would build about 90000 objects (1 in its first iteration, 90000 "
+                                      "iterations counting the loops around it): more than the limit of 50000 "
+                                      "objects per load; " + HOW.format("MVSIM_MAX_OBJECTS"))
+
+
+def test_loads_over_the_memory_budget_name_it_and_the_biggest_costs(tmp_path):
+    """A robot costs 48 KiB (32 KiB + 2 wheels of 8 KiB) and its 181-ray lidar 16 KiB + 181 x 192 B = 51136 B: 3 of
+    them 300864 B (memory_budget)."""
+    robots = world(tmp_path, ROBOT.format(rays=181) + "".join(
+        f'\n<vehicle name="r{i}" class="bot"><init_pose>{3 * i} 0 0</init_pose></vehicle>' for i in range(3)))
+    assert len(mv.load_world(robots, env={"MVSIM_MAX_LOAD_MEMORY": "300864"}).vehicles) == 3
+    assert len(mv.load_world(robots, env={"MVSIM_MAX_LOAD_MEMORY": "300863"},
+                             limits=LoadLimits(memory=300864)).vehicles) == 3  # limits= wins
+    e = load_error(robots, env={"MVSIM_MAX_LOAD_MEMORY": "290KiB"})
+    assert (e.file, e.line) == (str(robots), 8)
+    assert e.message == ("vehicle 'r2' and its 1 sensor would bring this load to an estimated 294 KiB of memory: "
+                         "more than the load budget of 290 KiB (biggest so far: 3 laser sensors (150 KiB, the first "
+                         "at w.xml:4), 3 bot vehicles (144 KiB, the first at w.xml:6)); set the environment variable "
+                         "MVSIM_MAX_LOAD_MEMORY to raise it")
+
+
+def test_a_memory_bomb_stops_at_its_loop(tmp_path):
+    """1000 robots with a 100 000-ray lidar each: every lidar is within the 256 MiB of one array, but together
+    they ask for 18 GiB (each ray 192 B)."""
+    path = fleet(tmp_path, 1000, rays=100_000)
+    t = time.perf_counter()
+    e = load_error(path)
+    assert time.perf_counter() - t < 2
+    assert (e.line, e.message) == (6, "<for> would bring this load to an estimated 17.9 GiB of memory (18.4 MiB in "
+                                      "its first iteration, 1000 iterations): more than the load budget of 4 GiB "
+                                      "(biggest so far: 1 laser sensor (18.3 MiB, at fleet.xml:4), 1 bot vehicle "
+                                      "(48 KiB, at fleet.xml:7)); set the environment variable MVSIM_MAX_LOAD_MEMORY "
+                                      "to raise it")
+    assert len(mv.load_world(fleet(tmp_path, 3, rays=100_000, name="f3.xml"), env={}).vehicles) == 3
+
+
+def test_a_loop_of_includes_is_projected_too(tmp_path):
+    path = world(tmp_path, '<for var="i" from="1" to="60000">\n<include file="g.xml"/>\n</for>',
+                 **{"g.xml": "<gravity>9.8</gravity>"})
+    t = time.perf_counter()
+    e = load_error(path)
+    assert time.perf_counter() - t < 2
+    assert (e.line, e.message) == (2, "<for> would read about 60000 included files (1 in its first iteration, "
+                                      "60000 iterations): more than the limit of 50000 included files per load; "
+                                      + HOW.format("MVSIM_MAX_INCLUDED_FILES"))
+
+
+def test_fuzz_loop_bombs_around_an_object_stop_at_once(tmp_path):
+    """The fuzzer's nested loops (tests/fuzz/mutator.py op_nested_for) around a vehicle: 2^40, 2^20, 3^10, 50^3,
+    100000: each refused at its innermost <for> after one vehicle."""
+    veh = '<vehicle><dynamics class="differential"/><init_pose>0 0 0</init_pose></vehicle>'
+    for depth, width in ((40, 2), (20, 2), (10, 3), (3, 50), (1, 100000)):
+        body = "".join(f'<for var="v{i}" from="1" to="{width}">\n' for i in range(depth))
+        path = world(tmp_path, body + veh + "</for>" * depth, name=f"n{depth}.xml")
+        t = time.perf_counter()
+        e = load_error(path)
+        assert time.perf_counter() - t < 2
+        assert e.line == depth + 1, e
+        assert f" {width ** depth} iterations" in e.message
+
+
+def test_budget_counts_objects_and_memory():
+    b = LoadBudget(LoadLimits(objects=3, memory=1000))
+    b.charge("a vehicle", [Charge("bot vehicle", 300, "w.xml", 2), Charge("laser sensor", 200, "l.xml", 1)],
+             "w.xml", 2)
+    b.charge("an array", [Charge("image", 400, "w.xml", 5, objects=0)], "w.xml", 5)
+    assert (b.objects, b.memory) == (2, 900)
+    assert b.biggest() == ("1 image (400 B, at w.xml:5), 1 bot vehicle (300 B, at w.xml:2), 1 laser sensor (200 B, "
+                           "at l.xml:1)")
+    assert b.biggest(1) == "1 image (400 B, at w.xml:5)"
+    with pytest.raises(mv.WorldFileError, match=r"^f:9: a block would bring this load to an estimated 1001 B of "
+                                                r"memory: more than the load budget of 1000 B \(biggest so far: 1 "
+                                                r"image"):
+        b.charge("a block", [Charge("block", 101, "f", 9)], "f", 9)
+    assert LoadBudget().biggest() == "nothing"
+
+
+@pytest.mark.slow
+def test_ten_thousand_lidar_robots_load_with_the_default_limits(shared_dir, tmp_path):
+    """The fleet the limits are sized for: 10 000 instances of upstream's small_robot, each including upstream's
+    2D lidar (181 rays), in a <for> loop: 20 000 objects, 10 001 included files, about 0.93 GiB estimated."""
+    defs = shared_dir / "worlds" / "definitions"
+    path = world(tmp_path, f'<include file="{defs / "small_robot.vehicle.xml"}"/>\n'
+                           '<for var="r" from="0" to="99">\n<for var="c" from="0" to="99">\n'
+                           '<vehicle name="r${r}_${c}" class="small_robot">\n'
+                           '<init_pose>$f{3*${c}} $f{3*${r}} 0</init_pose>\n'
+                           f'<include file="{defs / "lidar2d.sensor.xml"}"/>\n</vehicle>\n</for>\n</for>')
+    w = mv.load_world(path, env={})
+    assert len(w.vehicles) == 10_000
+    assert w.vehicles["r99_99"].pose[:2] == (297.0, 297.0)
+    assert {s.nrays for v in w.vehicles.values() for s in v.sensors.values()} == {181}
