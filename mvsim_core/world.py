@@ -25,6 +25,7 @@ import numpy as np
 from mvsim_core.dynamics.command_limits import BLOCK_LIMITS, CommandGate, checked_pose, checked_velocity
 from mvsim_core.dynamics.faults import Blowup, FaultLog
 from mvsim_core.errors import ControllerError, MvsimError
+from mvsim_core.geometry.extent import Extent
 from mvsim_core.io.csv_logger import RecordingCount
 from mvsim_core.objects.actor import Actor
 from mvsim_core.objects.block import Block
@@ -788,8 +789,46 @@ class World:
             log.info("restore: %d Box2D contact(s) that were about to end could not be made again", missing)
 
     # ------------------------------------------------------------------ report
-    def summary(self) -> str:
-        """A human-readable summary (what ``mvsim check`` prints)."""
+    def _placed_poses(self) -> dict[str, tuple[float, ...]]:
+        """Every vehicle's, block's and actor's pose now (started), else the one it starts with
+        (:func:`~mvsim_core.dynamics.placement.start_poses`)."""
+        if self.started:
+            return {o.name: tuple(o.pose) for o in self._objects()}
+        from mvsim_core.dynamics.placement import start_poses
+
+        return dict(start_poses(self))
+
+    def extents(self) -> dict[str, Extent]:
+        """The box (world frame, m; :class:`~mvsim_core.geometry.extent.Extent`) of every object and solid element,
+        where the simulation puts it: blocks (each wall segment too), vehicles and actors by name, then the elements
+        that hold something solid as ``<class>#<n>`` (n counts the elements of that class from 1, in file order).
+
+        Before :meth:`start`, where the physics will place them (the initial elevation adjust and the vehicles'
+        settle on their wheels, :mod:`~mvsim_core.dynamics.placement`); afterwards, where they are now. Blocks and
+        vehicles are their prisms (footprint, zmin..zmax; a vehicle with its wheels), not their visual models. What
+        ``mvsim check --extents`` prints; the physics, the 2D and 3D lidars and the cameras agree with it to 1 cm
+        (tested on every shipped and upstream world)."""
+        poses = self._placed_poses()
+        out: dict[str, Extent] = {}
+        for n, b in self.blocks.items():
+            out[n] = b.extent(poses[n])
+        for n, v in self.vehicles.items():
+            out[n] = v.extent(poses[n])
+        for n, a in self.actors.items():
+            out[n] = a.extent(poses[n])
+        seen: Counter[str] = Counter()
+        for e in self.elements:
+            cls = getattr(e, "xml_class", type(e).__name__)
+            seen[cls] += 1
+            box = e.extent()
+            if box is not None:
+                out[f"{cls}#{seen[cls]}"] = box
+        return out
+
+    def summary(self, *, extents: bool = False) -> str:
+        """A human-readable summary (what ``mvsim check`` prints); ``extents``: then every object's box
+        (:meth:`extents`, what ``mvsim check --extents`` adds), one line each."""
+        poses = self._placed_poses()
         lines = [f"world: {self.path}"]
         dt = float(self.params["simul_timestep"])
         lines.append(f"timestep: {self.timestep * 1000:g} ms" + (" (automatic)" if dt == 0 else ""))
@@ -797,11 +836,13 @@ class World:
         lines.append("elements: " + (", ".join(f"{k} x{v}" for k, v in counts.items()) or "none"))
         for e in self.elements:
             lines.append(f"  - {e.summary()}")
-        walls = sum(1 for n in self.blocks if n.startswith("wall_"))
-        lines.append(f"blocks: {len(self.blocks)}" + (f" ({walls} wall segments)" if walls else ""))
+        walls = [b for n, b in self.blocks.items() if n.startswith("wall_")]
+        lines.append(f"blocks: {len(self.blocks)}" + (f" ({len(walls)} wall segments)" if walls else ""))
+        if walls:
+            lines.append(f"  - walls: {Extent.union(b.extent(poses[b.name]) for b in walls).text()}")
         for b in self.blocks.values():
             if not b.name.startswith("wall_"):
-                lines.append(f"  - {b.summary()}")
+                lines.append(f"  - {b.summary(poses[b.name])}")
         nsens = sum(len(v.sensors) for v in self.vehicles.values())
         lines.append(f"vehicles: {len(self.vehicles)} ({nsens} sensors)")
         for v in self.vehicles.values():
@@ -820,4 +861,8 @@ class World:
             lines.append("missing assets: none")
         if self.warnings:
             lines.append(f"warnings: {len(self.warnings)}")
+        if extents:
+            boxes = self.extents()
+            lines.append(f"extents: {len(boxes)} (world frame, where the physics places them)")
+            lines.extend(f"  {name}: {box.text()}" for name, box in boxes.items())
         return "\n".join(lines)

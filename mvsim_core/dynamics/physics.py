@@ -93,7 +93,7 @@ class Physics:
 
     def __init__(self, world: World) -> None:
         from mvsim_core.dynamics.bodies import Bodies
-        from mvsim_core.dynamics.terrain import Terrain
+        from mvsim_core.dynamics.placement import vehicle_ground
         from mvsim_core.dynamics.terrain_obstacles import TerrainObstacles
         from mvsim_core.elements.property_region import PropertyRegion
 
@@ -106,10 +106,7 @@ class Physics:
         n = len(self.vehicles)
         self.bodies = Bodies(world)
         self.wheels = WheelArrays(self.vehicles, self.gravity)
-        # ground under the wheels: static blocks and drivable ones (ramps, bumps); blocks that move (pushed or
-        # keyframed) are walls for vehicles in the 2D physics, never under them
-        self.terrain = Terrain(world.elements, [b for b in world.blocks.values()
-                                                if b.is_drivable or (b.is_static and not b.is_intangible)])
+        self.terrain = vehicle_ground(world.elements, world.blocks.values())  # the ground under the wheels
         self.flat_z = self.terrain.flat_z
         self.dynamic_blocks = [name for name, b in world.blocks.items()
                                if not b.is_static and not b.is_intangible and name in self.bodies.block_bodies]
@@ -165,18 +162,11 @@ class Physics:
             v.attach_physics(self, k)
 
     def _place_on_terrain(self) -> None:
-        """Initial elevation adjust (reference §1.13): unless ``<skip_elevation_adjust/>``, a vehicle or block
-        starts on the highest ground under (x, y, z + zmax/2)."""
-        from mvsim_core.dynamics.terrain import initial_z
+        """Initial elevation adjust of the vehicles and blocks that are due (:mod:`~mvsim_core.dynamics.placement`)."""
+        from mvsim_core.dynamics.placement import place_blocks, place_vehicles
 
-        for v in self.vehicles:
-            if not v.sim.skip_elevation_adjust:
-                x, y, z, yaw, pitch, roll = v.sim.pose
-                v.sim.pose = (x, y, initial_z(self.terrain, x, y, z, v.chassis.zmax), yaw, pitch, roll)
-        for b in self.world.blocks.values():
-            if not b.sim.skip_elevation_adjust and b.state_pose is None:
-                x, y, z, yaw, pitch, roll = b.sim.pose
-                b.sim.pose = (x, y, initial_z(self.terrain, x, y, z, b.zmax), yaw, pitch, roll)
+        place_vehicles(self.vehicles, self.terrain)
+        place_blocks(self.world.blocks.values(), self.world.elements)
 
     def _start_animations(self) -> None:
         """The objects whose pose is forced every step, each put where its track says now. Rows of
@@ -249,19 +239,12 @@ class Physics:
         self.terrain.refresh_planes()
 
     def _settle_on_terrain(self) -> None:
-        """Start every (adjustable) vehicle with the attitude of its wheel contacts: the fit starts half a chassis
-        height above the ground, so that wheels on the uphill side find their ground too."""
-        adjust = np.array([not v.sim.skip_elevation_adjust for v in self.vehicles], dtype=bool)
-        if self.flat_z is not None or not adjust.any() or self.wheels.n == 0:
-            return
-        lift = np.array([0.5 * v.chassis.zmax for v in self.vehicles])
-        st, w = self.state, self.wheels
-        z, pitch, roll = self.terrain.fit_vehicles(st[:, 0], st[:, 1], st[:, 2], self.z + lift, self.pitch,
-                                                   self.roll, self.wheel_xy, 2.0 * w.radius, w.vehicle)
-        self.supports.fit(self.terrain, st, z, pitch, roll)
-        self.z = np.where(adjust, z, self.z)
-        self.pitch = np.where(adjust, pitch, self.pitch)
-        self.roll = np.where(adjust, roll, self.roll)
+        """Start every (adjustable) vehicle with the attitude of its wheel contacts
+        (:func:`~mvsim_core.dynamics.placement.settle`)."""
+        from mvsim_core.dynamics.placement import settle
+
+        if self.flat_z is None:
+            settle(self.vehicles, self.terrain, self.supports, self.wheels, self.state, self.z, self.pitch, self.roll)
 
     # ------------------------------------------------------------------ per-vehicle views
     def pose_of(self, k: int) -> tuple[float, float, float, float, float, float]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from mvsim_core.errors import quoted
+from mvsim_core.geometry.extent import Extent
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.node import XmlNode
 from mvsim_core.xml.params import Param, ParamValues, read_params, table_names, warn_unknown_children
@@ -73,6 +74,11 @@ class WorldElement:
 
     def elevation_at(self, x: float, y: float) -> float | None:
         """Ground height this element provides at world point ``(x, y)`` [m], or None if none here."""
+        return None
+
+    def extent(self) -> Extent | None:
+        """The box (world frame, m) of what this element puts in the world for the physics and the sensors, or
+        None for elements that hold nothing solid (ground grids, skyboxes, point clouds, property regions)."""
         return None
 
     def __repr__(self) -> str:

@@ -22,6 +22,7 @@ import numpy as np
 
 from mvsim_core.elements.base import WorldElement, child_node, resolve_asset
 from mvsim_core.errors import AssetError
+from mvsim_core.geometry.extent import Extent
 from mvsim_core.io.file_check import file_problem, shown_path
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.node import XmlNode
@@ -268,6 +269,11 @@ class ElevationMap(WorldElement):
         upper = z00 + fy * (z01 - z00) + fx * (z11 - z01)
         lower = z00 + fx * (z10 - z00) + fy * (z11 - z10)
         return np.where(inside, np.where(fy >= fx, upper, lower), np.nan)
+
+    def extent(self) -> Extent:
+        """The grid's rectangle and the range of its heights."""
+        return Extent(self.corner_min_x, self.corner_max_x, self.corner_min_y, self.corner_max_y,
+                      float(self.heights.min()), float(self.heights.max()))
 
     def summary(self) -> str:
         rows, cols = self.heights.shape

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from mvsim_core.elements.base import WorldElement, check_cull_face, check_ordered, child_node, resolve_asset
+from mvsim_core.geometry.extent import Extent
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.params import Kind, Param
 from mvsim_core.xml.simulable import Keyframe, parse_simulable
@@ -111,6 +112,11 @@ class HorizontalPlane(WorldElement):
     def elevation_at(self, x: float, y: float) -> float | None:
         """``z`` [m] inside the rectangle, None outside."""
         return self.z if self.contains_xy(x, y) else None
+
+    def extent(self) -> Extent:
+        """The rectangle where it is now, at its height (a flat box)."""
+        x0, x1, y0, y1 = self.rect
+        return Extent(x0, x1, y0, y1, self.z, self.z)
 
     def summary(self) -> str:
         x0, x1, y0, y1 = self.rect

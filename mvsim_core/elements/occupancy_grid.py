@@ -12,14 +12,27 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
+import numpy as np
+
 from mvsim_core.elements.base import WorldElement, child_node
 from mvsim_core.errors import AssetError
+from mvsim_core.geometry.extent import Extent
 from mvsim_core.io.file_check import file_problem, shown_path
 from mvsim_core.io.grid_map import GridMap
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.params import Kind, Param
 
 _IMAGE_ONLY = ("resolution", "centerpixel_x", "centerpixel_y")
+
+OCCUPIED = 0.5
+"""Cells whose occupancy probability is above this are obstacles: for the physics, the 2D and 3D lidars and the
+cameras alike."""
+
+CELL_HEIGHT = 2.0
+"""m: the 3D sensors (3D lidars, ``raytrace_3d`` 2D lidars, cameras) see each occupied cell as a box from z = 0 to
+this height (the default ``wallHeight`` of upstream's ``<walls>``). The 2D physics and 2D lidars give them no top.
+(Upstream draws a grid as a textured plane on the ground, so its rendered sensors do not meet the cells; a fixed
+height keeps them solid for every sensor without making the sky hit them.)"""
 MIN_RESOLUTION = 1e-3
 """Smallest cell size of an image map (m)."""
 
@@ -95,6 +108,17 @@ class OccupancyGrid(WorldElement):
                 if name in self.params.where:
                     ctx.warn(child_node(self, name), f"<{name}> is ignored for a {self.path.suffix} map: the map "
                                                      f"file sets its own resolution and origin")
+
+    def extent(self) -> Extent | None:
+        """The box of the occupied cells, from the floor to :data:`CELL_HEIGHT` (the 3D sensors' boxes; for the 2D
+        physics and 2D lidars they have no top); None when no cell is occupied."""
+        g = self.grid
+        iy, ix = np.nonzero(g.occupancy > OCCUPIED)
+        if len(ix) == 0:
+            return None
+        r = g.resolution
+        return Extent(g.x_min + r * float(ix.min()), g.x_min + r * float(ix.max() + 1), g.y_min + r * float(iy.min()),
+                      g.y_min + r * float(iy.max() + 1), 0.0, CELL_HEIGHT)
 
     def summary(self) -> str:
         g = self.grid

@@ -20,6 +20,7 @@ from typing import ClassVar
 import numpy as np
 
 from mvsim_core.elements.base import WorldElement, check_cull_face, child_node, resolve_asset
+from mvsim_core.geometry.extent import Extent, prism_corners
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.node import XmlNode
 from mvsim_core.xml.params import Kind, Param, ParamValues, read_params, table_names, warn_unknown_children
@@ -220,6 +221,12 @@ class VerticalPlane(WorldElement):
         length, base = self.length, float(self.params.z)
         doors = [o.span(length) for o in self.openings if o.kind == "door"]
         return [self._piece(a, b, base, base + float(self.params.height)) for a, b in _subtract(0.0, length, doors)]
+
+    def extent(self) -> Extent:
+        """The box of the wall (its full length, thickness and height)."""
+        p = self.params
+        full = self._piece(0.0, self.length, float(p.z), float(p.z + p.height))
+        return Extent.of_points(prism_corners(full.polygon, full.z_min, full.z_max))
 
     def summary(self) -> str:
         p = self.params

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from mvsim_core.geometry.extent import Extent, posed, prism_corners
 from mvsim_core.objects.visual import Visual, parse_visuals
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.node import XmlNode
@@ -130,6 +131,12 @@ class Actor:
         if "collision_radius" in where or "collision_height" in where:
             return 2.0 * self.radius, self.zmax
         return STAND_IN_WIDTH, STAND_IN_HEIGHT
+
+    def extent(self, pose: tuple[float, ...] | None = None) -> Extent:
+        """The box (world frame, m) of its figure (:meth:`figure`, what the sensors see) at ``pose`` (default: where
+        it is now)."""
+        corners = np.concatenate([prism_corners(poly, z0, z1) for poly, z0, z1 in self.figure()])
+        return Extent.of_points(posed(corners, self.pose if pose is None else pose))
 
     def figure(self) -> list[tuple[np.ndarray, float, float]]:
         """The person-shaped figure (see :attr:`body_size`): a body cylinder of the full width from the ground to

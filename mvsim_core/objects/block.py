@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from mvsim_core.errors import AssetError, quoted
+from mvsim_core.geometry.extent import Extent, posed, prism_corners
 from mvsim_core.geometry.polygons import area, make_ccw
 from mvsim_core.objects.visual import Visual, parse_visuals
 from mvsim_core.xml.context import ParseContext
@@ -212,13 +213,21 @@ class Block:
         return (self.geometry is not None and self.geometry.type in DRIVABLE_GEOMETRIES
                 and not self.is_visual_only)
 
-    def summary(self) -> str:
+    def extent(self, pose: tuple[float, ...] | None = None) -> Extent:
+        """The box (world frame, m) of its prism — the footprint from ``zmin`` to ``zmax`` — at ``pose`` (default: its
+        current pose), as the physics and the sensors place it."""
+        return Extent.of_points(posed(prism_corners(self.footprint, self.zmin, self.zmax),
+                                      self.pose if pose is None else pose))
+
+    def summary(self, pose: tuple[float, ...] | None = None) -> str:
+        """One line for ``mvsim check``: kind, shape, where (``pose``, default: the current one) and its box."""
         kind = ("visual-only" if self.is_visual_only else "intangible" if self.is_intangible
                 else "animated" if self.is_animated else "static" if self.is_static else "dynamic")
         shape = self.geometry.type if self.geometry else f"{len(self.footprint)}-gon"
-        x, y, _, yaw, _, _ = self.pose
+        pose = self.pose if pose is None else pose
+        x, y, z, yaw, _, _ = pose
         return (f"{self.name}{f' [{self.class_name}]' if self.class_name else ''}: {kind} {shape}, "
-                f"z {self.zmin:g}..{self.zmax:g} m, at ({x:.3g}, {y:.3g}, {math.degrees(yaw):.3g}°)")
+                f"z {z + self.zmin:g}..{z + self.zmax:g} m, at ({x:.3g}, {y:.3g}, {math.degrees(yaw):.3g}°)")
 
 
 def build_block(nodes: Sequence[XmlNode], ctx: ParseContext, *, name: str, class_name: str = "") -> Block:
@@ -302,8 +311,11 @@ def wall_block(seg, node: XmlNode) -> Block:
         params[p.name] = p.default
     params.update(mass=WALL_MASS, ground_friction=WALL_GROUND_FRICTION, static=True, color=seg.color,
                   zmin=seg.zmin, zmax=seg.zmax)
+    # the footprint is in the world frame (pose 0): no elevation adjust at that origin, which need not lie in the
+    # wall, as upstream, whose walls are built in code and skip the adjust of parsed objects
     return Block(name=seg.name, class_name="", params=params, footprint=np.asarray(seg.polygon, dtype=float),
-                 zmin=float(seg.zmin), zmax=float(seg.zmax), geometry=None, sim=SimulableSpec(), node=node)
+                 zmin=float(seg.zmin), zmax=float(seg.zmax), geometry=None,
+                 sim=SimulableSpec(skip_elevation_adjust=True), node=node)
 
 
 def _visual_bounds(visuals: Sequence[Visual]) -> np.ndarray | None:

@@ -53,6 +53,8 @@ class SimulableSpec:
         publish_period: s between pose publications.
         publish_relative_pose_topic / publish_relative_pose_objects: relative-pose publishing.
         keyframes: keyframe animation, empty when none.
+        placed: the pose the initial elevation adjust gave (:mod:`mvsim_core.dynamics.placement`), None before it;
+            not read from the file.
     """
 
     pose: tuple[float, float, float, float, float, float] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
@@ -64,6 +66,7 @@ class SimulableSpec:
     publish_relative_pose_topic: str = ""
     publish_relative_pose_objects: tuple[str, ...] = ()
     keyframes: list[Keyframe] = field(default_factory=list)
+    placed: tuple[float, float, float, float, float, float] | None = None
 
 
 def _first(nodes: Sequence[XmlNode], tag: str) -> XmlNode | None:

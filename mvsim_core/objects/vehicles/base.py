@@ -20,6 +20,7 @@ import numpy as np
 from mvsim_core.dynamics.command_limits import CommandGate, CommandLimits
 from mvsim_core.dynamics.controllers.base import Family
 from mvsim_core.errors import ControllerError, quoted
+from mvsim_core.geometry.extent import Extent, posed, prism_corners, wheel_corners
 from mvsim_core.objects.block import _footprint_from_visuals, parse_shape
 from mvsim_core.objects.visual import Visual, parse_visuals
 from mvsim_core.objects.wheel import Wheel, parse_wheel
@@ -408,6 +409,14 @@ class Vehicle:
         om = self.omega
         w_veh = (om[1] * r1 - om[0] * r0) / (w0.y - w1.y)
         return om[0] * r0 + w_veh * w0.y, 0.0, w_veh
+
+    def extent(self, pose: tuple[float, ...] | None = None) -> Extent:
+        """The box (world frame, m) of its chassis prism and wheels (each a box around its cylinder, turned by its
+        yaw, resting on the vehicle's z) at ``pose`` (default: its current pose)."""
+        ch = self.chassis
+        parts = [prism_corners(ch.footprint, ch.zmin, ch.zmax)]
+        parts += [wheel_corners(w.x, w.y, w.yaw, w.diameter, w.width) for w in self.wheels]
+        return Extent.of_points(posed(np.concatenate(parts), self.pose if pose is None else pose))
 
     def summary(self) -> str:
         ctrl = getattr(self.controller, "xml_class", type(self.controller).__name__)
