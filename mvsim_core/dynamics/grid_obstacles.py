@@ -24,10 +24,11 @@ from typing import Any
 import numpy as np
 
 from mvsim_core.dynamics.cell_squares import restore_cell_squares, swap_cell_squares
+from mvsim_core.elements.occupancy_grid import OCCUPIED
 from mvsim_core.jit import njit
 
-GRID_OCCUPIED = 0.5
-"""Cells whose occupancy probability is above this are obstacles."""
+GRID_OCCUPIED = OCCUPIED
+"""Cells whose occupancy probability is above this are obstacles (the rule of every part of the simulator)."""
 GRID_HALF_WIDTH = 0.5
 """Obstacle square half-width in cells (upstream 0.4, which leaves 0.2-cell gaps between neighbouring cells)."""
 GRID_RADIUS_FACTOR = 1.5

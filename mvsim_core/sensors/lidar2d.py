@@ -14,7 +14,8 @@ Simulation (:meth:`Lidar2D.sample_batch`): all rays of all lidars due at a step 
 * ``bodies_visible=false``: only the occupancy grids are seen — no blocks, walls, vertical planes or vehicles — as
   upstream, whose flag makes its Box2D ray cast ignore every fixture;
 * ``raytrace_3d=true``: instead of upstream's depth rendering, a solid is hit only when the ray's height lies within
-  the solid's vertical extent (so a ray passes over a low block); occupancy grids stay infinitely tall; blocks and
+  the solid's vertical extent (so a ray passes over a low block); occupied grid cells span z 0 .. 2 m, as for the 3D
+  sensors (:data:`~mvsim_core.elements.occupancy_grid.CELL_HEIGHT`); blocks and
   vehicle chassis whose ``<visual>`` models load are seen as the models' triangles (at the ray's height), not as
   their outlines (:mod:`~mvsim_core.sensors.raycast.scene`);
 * noise, from the world's seeded generator: each ray's direction is perturbed by N(0, angle_std_noise²) before the

@@ -36,9 +36,10 @@ import math
 
 import numpy as np
 
+from mvsim_core.elements.occupancy_grid import OCCUPIED
 from mvsim_core.jit import njit
 
-OCCUPIED_THRESHOLD = 0.5
+OCCUPIED_THRESHOLD = OCCUPIED
 """A cell is an obstacle when its occupancy probability is above this (upstream's threshold)."""
 
 MAX_CODE = 255

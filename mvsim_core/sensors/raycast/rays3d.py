@@ -12,22 +12,22 @@ What is in the scene (:class:`RaycastScene3D`), all in the world frame, metres:
   curved tops, other blocks as prisms of their footprint from zmin to zmax), the 3D pieces of vertical planes around
   their doors and windows; and, placed from the physics state at every cast, each vehicle (chassis prism and one
   cylinder per wheel, with the vehicle's z, pitch, roll and the wheels' steering), each dynamic block (x, y, yaw
-  from its body, z, pitch, roll as declared), each animated block (where its keyframe track has it now) and each
+  from its body, z, pitch, roll as declared; wheels whose ``<visual>`` models load are those models, turned by
+  their steering but not spun), each animated block (where its keyframe track has it now) and each
   actor (its person-shaped figure, :meth:`~mvsim_core.objects.actor.Actor.figure`: a body cylinder and a head, as
   tall and wide as its collision size when that is given, else 1.8 m × 0.5 m; where its walk has it now).
   Intangible blocks are drawn by upstream, hence seen by its rendered lidar: they are seen here too — but not
   visual-only ones (``<visual_only>``, the ROS ``runtime_overlays``), which upstream draws in its GUI only;
-* occupancy grids: each occupied cell (occupancy > 0.5) is a box from z = 0 to :data:`GRID_WALL_HEIGHT`.
-  (Upstream draws a grid with MRPT's grid visualisation, a textured plane on the ground, so its rendered lidar does
-  not meet the cells as obstacles; a 2D lidar sees them as infinitely tall. A fixed height — the default
-  ``wallHeight`` of upstream's ``<walls>`` — keeps the cells visible without making the sky hit them.)
+* occupancy grids: each occupied cell (occupancy > 0.5) is a box from z = 0 to :data:`GRID_WALL_HEIGHT`, as for
+  the cameras and ``raytrace_3d`` 2D lidars (:data:`~mvsim_core.elements.occupancy_grid.CELL_HEIGHT`).
 
-Visual models: a block or a vehicle chassis whose ``<visual>`` models load is seen as their triangles, not as its
-prism, ramp or bump; bodies without a model that loads keep their analytic shapes. Wheels stay cylinders and actors
-their figures. Static blocks' models go, in the world frame, to one Embree scene (:mod:`.embree_meshes`, the faster
-engine), cast for all rays before the kernel, whose hits bound the kernel's search; models that move (vehicle
-chassis, dynamic and animated blocks) go to our trees (:mod:`.bvh`: one per model set, in the body's frame, shared
-by bodies with the same models), as do static ones when Embree is not there or ``MVSIM_MESH_ENGINE=numba``.
+Visual models: a block, a vehicle chassis or a wheel whose ``<visual>`` models load is seen as their triangles, not as
+its prism, ramp, bump or cylinder — what the cameras draw; bodies without a model that loads keep their analytic
+shapes. Actors stay their figures. Static blocks' models go, in the world frame, to one Embree scene
+(:mod:`.embree_meshes`, the faster engine), cast for all rays before the kernel, whose hits bound the kernel's
+search; models that move (vehicle chassis and wheels, dynamic and animated blocks) go to our trees (:mod:`.bvh`: one
+per model set, in the body's frame, shared by bodies with the same models), as do static ones when Embree is not
+there or ``MVSIM_MESH_ENGINE=numba``.
 Not in the scene: point clouds, ground grids, skyboxes.
 
 Casting (:meth:`RaycastScene3D.cast`): one compiled call traces every ray of every sensor. Per sensor, the solids
@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mvsim_core.elements.occupancy_grid import CELL_HEIGHT
 from mvsim_core.geometry.rotations import rotation
 from mvsim_core.jit import njit, prange
 from mvsim_core.objects.actor import STAND_IN_COLOR
@@ -78,8 +79,8 @@ if TYPE_CHECKING:
     from mvsim_core.dynamics.physics import Physics
     from mvsim_core.world import World
 
-GRID_WALL_HEIGHT = 2.0
-"""m: occupied cells of occupancy grids are boxes from z = 0 to this height."""
+GRID_WALL_HEIGHT = CELL_HEIGHT
+"""m: occupied cells of occupancy grids are boxes from z = 0 to this height (one value for every sensor)."""
 
 DEFAULT_INTENSITY = 1.0
 """Intensity of surfaces without a colour (the implicit floor, occupancy-grid cells)."""
@@ -446,7 +447,8 @@ class RaycastScene3D:
         # moving solids: row, parent (index into the parent poses: vehicles, dynamic blocks, actors), offset
         parent: list[int] = []
         offset: list[tuple[float, float, float, float]] = []
-        wheel_slots: list[int] = []
+        wheel_slots: list[int] = []  # slots of the wheels, and the turn about z of each one's frame beyond its yaw
+        wheel_turn: list[float] = []
         for k, v in enumerate(self._vehicles):
             pose = tuple(v.pose)
             ch = v.chassis
@@ -459,11 +461,18 @@ class RaycastScene3D:
             offset.append((0.0, 0.0, 0.0, 0.0))
             for w in v.wheels:
                 r = 0.5 * w.diameter
-                st.add_cylinder((-0.5 * w.width, 0.5 * w.width, -r, r, 0.0, 2.0 * r), 0.0, r, r, r, pose, owner=k,
-                                intensity=luminance(w.color))
                 wheel_slots.append(len(parent))
                 parent.append(k)
+                wheel_mesh = visual_mesh(self.meshes, w.visuals)
+                if wheel_mesh is not None:  # its models, in the wheel frame (centre of the wheel, x forward)
+                    st.add_mesh(*wheel_mesh, pose, owner=k, intensity=luminance(w.color))
+                    offset.append((w.x, w.y, r, w.yaw))
+                    wheel_turn.append(0.0)
+                    continue
+                st.add_cylinder((-0.5 * w.width, 0.5 * w.width, -r, r, 0.0, 2.0 * r), 0.0, r, r, r, pose, owner=k,
+                                intensity=luminance(w.color))
                 offset.append((w.x, w.y, 0.0, w.yaw + 0.5 * math.pi))
+                wheel_turn.append(0.5 * math.pi)
         for j, b in enumerate(self._dynamic_blocks):
             _add_block(st, b, tuple(b.pose), self.meshes)
             parent.append(self.n_vehicles + j)
@@ -483,6 +492,7 @@ class RaycastScene3D:
         self._moving_parent = np.array(parent, dtype=np.int64)
         self._moving_offset = np.array(offset, dtype=np.float64).reshape(-1, 4)
         self._wheel_slots = np.array(wheel_slots, dtype=np.int64)
+        self._wheel_turn = np.array(wheel_turn, dtype=np.float64)
         self._static_key = self._static_signature()
 
     def place_moving(self) -> None:
@@ -501,7 +511,7 @@ class RaycastScene3D:
             pp[:nv, 0], pp[:nv, 1], pp[:nv, 2] = st[:, 0], st[:, 1], ph.z
             pp[:nv, 3], pp[:nv, 4], pp[:nv, 5] = st[:, 2], ph.pitch, ph.roll
             if len(self._wheel_slots):
-                self._moving_offset[self._wheel_slots, 3] = ph.wheels.yaw + 0.5 * math.pi
+                self._moving_offset[self._wheel_slots, 3] = ph.wheels.yaw + self._wheel_turn
             if self._dynamic_blocks:
                 bs = ph.bodies.read_states(ph.dynamic_blocks)
                 for j, b in enumerate(self._dynamic_blocks):

@@ -16,7 +16,9 @@ Not in the scene: intangible blocks (no body), horizontal planes and elevation m
 them in 2D), the grid-obstacle fixtures the physics places near moving bodies (the grid itself is cast).
 
 Heights (m, world): blocks span pose z + [zmin, zmax]; a vehicle's chassis spans its z + [chassis zmin, zmax] and each
-wheel its z + [0, diameter]; vertical planes [z, z + height]. They matter only to rays cast with ``raytrace_3d``.
+wheel its z + [0, diameter]; vertical planes [z, z + height]; occupied grid cells [0,
+:data:`~mvsim_core.elements.occupancy_grid.CELL_HEIGHT`], as the 3D lidars and cameras see them. They matter only to
+rays cast with ``raytrace_3d``; 2D rays see every solid as infinitely tall.
 
 Visual models and ``raytrace_3d``: a block or a vehicle chassis whose ``<visual>`` models load is seen by
 ``raytrace_3d`` rays as their triangles — the mesh solids of the world's
@@ -32,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mvsim_core.elements.occupancy_grid import CELL_HEIGHT
 from mvsim_core.jit import njit
 from mvsim_core.sensors.raycast.bvh import STACK_SIZE
 from mvsim_core.sensors.raycast.grid import GridCaster
@@ -122,8 +125,8 @@ class RaycastScene:
         m = MovingSegments()
         for k, v in enumerate(self._vehicles):
             ch = v.chassis
-            boxes = np.array([[w.x, w.y, 0.5 * w.diameter, 0.5 * w.width, 0.0, w.diameter] for w in v.wheels],
-                             dtype=np.float64).reshape(-1, 6)
+            boxes = np.array([[w.x, w.y, 0.5 * w.diameter, 0.5 * w.width, 0.0, w.diameter,
+                               self._outline_modes(w.visuals)] for w in v.wheels], dtype=np.float64).reshape(-1, 7)
             m.add_object(np.asarray(ch.footprint, dtype=np.float64), float(ch.zmin), float(ch.zmax), owner=k,
                          boxes=boxes, modes=self._outline_modes(v.visuals))
         for b in self._dynamic_blocks:
@@ -283,6 +286,23 @@ class RaycastScene:
         self.cast_rays(ox, oy, dx, dy, h, excl, vis, use_z, bool(vis.any()), out)
         return np.where(out < reach, out, np.inf)
 
+    def _cast_grids(self, ox: np.ndarray, oy: np.ndarray, dx: np.ndarray, dy: np.ndarray, h: np.ndarray,
+                    raytrace_3d: np.ndarray, out: np.ndarray) -> None:
+        """The rays against the occupancy grids: every 2D ray, and the ``raytrace_3d`` rays whose height lies in the
+        cells' band, z 0 .. :data:`~mvsim_core.elements.occupancy_grid.CELL_HEIGHT` (the cells' boxes for the 3D
+        lidars and cameras); a ``raytrace_3d`` ray above or below it passes."""
+        if raytrace_3d.any():
+            off = raytrace_3d & ((h < 0.0) | (h > CELL_HEIGHT))
+            if off.any():
+                k = np.flatnonzero(~off)
+                sub = out[k]
+                for g in self.grids:
+                    g.cast(ox[k], oy[k], dx[k], dy[k], sub)
+                out[k] = sub
+                return
+        for g in self.grids:
+            g.cast(ox, oy, dx, dy, out)
+
     def cast_rays(self, ox: np.ndarray, oy: np.ndarray, dx: np.ndarray, dy: np.ndarray, h: np.ndarray,
                   exclude_owner: np.ndarray, bodies_visible: np.ndarray, raytrace_3d: np.ndarray, any_visible: bool,
                   out: np.ndarray) -> None:
@@ -290,8 +310,8 @@ class RaycastScene:
         (R,) contiguous float64 ``ox, oy, dx, dy, h``, int64 ``exclude_owner``, bool ``bodies_visible`` and
         ``raytrace_3d``; ``any_visible`` = ``bodies_visible.any()``. ``out``: (R,) float64, each ray's reach in (m),
         its nearest hit out, the reach where it hits nothing."""
-        for g in self.grids:
-            g.cast(ox, oy, dx, dy, out)
+        if self.grids:
+            self._cast_grids(ox, oy, dx, dy, h, raytrace_3d, out)
         if any_visible:
             self.place_moving()
             cast_sets(self.static, self.moving, ox, oy, dx, dy, h, raytrace_3d, bodies_visible, exclude_owner, out)

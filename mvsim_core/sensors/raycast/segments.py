@@ -437,8 +437,9 @@ def place_objects(out_local: np.ndarray, out_obj: np.ndarray, out_slot: np.ndarr
     Args:
         out_local: (L, 7) outline rows in their objects' frames; out_obj, out_slot: (L,) each row's object and its
             row of ``seg``.
-        box_local: (B, 6) boxes in their objects' frames: cx, cy (m), half length, half width (m), zmin, zmax (m);
-            box_obj, box_slot: (B,) each box's object and its first row of ``seg`` (4 rows, counter-clockwise).
+        box_local: (B, 7) boxes in their objects' frames: cx, cy (m), half length, half width (m), zmin, zmax (m),
+            which rays see them (:data:`SEEN_2D`, ...); box_obj, box_slot: (B,) each box's object and its first row
+            of ``seg`` (4 rows, counter-clockwise).
         box_yaw: (B,) each box's yaw in its object's frame (rad).
         pose: (O, 3) x, y (m), yaw (rad) of each object frame, world. z: (O,) height of each object frame (m).
         radius: (O,) bounding radius (m). zr: (O, 2) height range above the object's frame (m).
@@ -459,7 +460,7 @@ def place_objects(out_local: np.ndarray, out_obj: np.ndarray, out_slot: np.ndarr
             ay = cy + s * lx[i] + c * ly[i]
             bx = cx + c * lx[j] - s * ly[j]
             by = cy + s * lx[j] + c * ly[j]
-            _place_row(ax, ay, bx - ax, by - ay, box_local[b, 4], box_local[b, 5], float(SEEN_BOTH), pose, z,
+            _place_row(ax, ay, bx - ax, by - ay, box_local[b, 4], box_local[b, 5], box_local[b, 6], pose, z,
                        box_obj[b], seg, box_slot[b] + i)
     for o in range(circle.shape[0]):
         circle[o, 0] = pose[o, 0]
@@ -534,11 +535,15 @@ class MovingSegments:
             zmin, zmax: height range of the outline above the object's frame (m).
             owner: vehicle index (a ray from that vehicle's sensors ignores the object), or −1.
             boxes: (B, 6) turning boxes in the object frame — cx, cy (m), half length, half width (m), zmin, zmax
-                (m above the object's frame); their yaws are given to :meth:`place`.
-            modes: which rays see the outline (:data:`SEEN_2D`, :data:`SEEN_3D` or both); boxes are seen by both.
+                (m above the object's frame) — seen by both kinds of rays, or (B, 7) with which rays see each as a
+                7th column; their yaws are given to :meth:`place`.
+            modes: which rays see the outline (:data:`SEEN_2D`, :data:`SEEN_3D` or both).
         """
         rows = polygon_edges(outline, zmin, zmax, modes)
-        b = np.zeros((0, 6)) if boxes is None else np.asarray(boxes, dtype=np.float64).reshape(-1, 6)
+        b = np.zeros((0, 7)) if boxes is None else np.asarray(boxes, dtype=np.float64)
+        if b.ndim == 2 and b.shape[1] == 6:
+            b = np.column_stack([b, np.full(len(b), float(SEEN_BOTH))])
+        b = np.ascontiguousarray(b).reshape(-1, 7)
         pts = np.asarray(outline, dtype=np.float64).reshape(-1, 2)
         radius = float(np.hypot(pts[:, 0], pts[:, 1]).max()) if len(pts) else 0.0
         if len(b):
@@ -565,7 +570,7 @@ class MovingSegments:
                                                                   for o, r in enumerate(self._outline)])
         self._out_slot = np.concatenate([np.zeros(0, np.int64)] + [self.obj_start[o] + np.arange(len(r))
                                                                    for o, r in enumerate(self._outline)])
-        boxes = np.vstack([np.zeros((0, 6)), *self._boxes])
+        boxes = np.vstack([np.zeros((0, 7)), *self._boxes])
         self.n_boxes = len(boxes)
         self._box_local = boxes
         self._box_obj = np.concatenate([np.zeros(0, np.int64)] + [np.full(len(b), o, np.int64)

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mvsim_core.elements.occupancy_grid import CELL_HEIGHT, OCCUPIED
 from mvsim_core.geometry.polygons import make_ccw, triangulate_polygon
 from mvsim_core.geometry.rotations import rotations
 from mvsim_core.objects.actor import STAND_IN_COLOR
@@ -56,10 +57,11 @@ if TYPE_CHECKING:
 
 Color = tuple[int, int, int, int]
 
-OCCUPANCY_HEIGHT = 2.0
-"""Height (m) of the boxes drawn for occupied occupancy-grid cells (the 2D lidar treats them as infinitely tall)."""
-OCCUPANCY_THRESHOLD = 0.5
-"""Cells with occupancy above this are drawn (the same threshold as the 2D lidar)."""
+OCCUPANCY_HEIGHT = CELL_HEIGHT
+"""Height (m) of the boxes drawn for occupied occupancy-grid cells (the 3D lidars' height; the 2D lidar treats them
+as infinitely tall)."""
+OCCUPANCY_THRESHOLD = OCCUPIED
+"""Cells with occupancy above this are drawn (the threshold of the physics and the lidars)."""
 OCCUPANCY_COLOR: Color = (0x50, 0x50, 0x50, 0xFF)
 """Colour of occupied occupancy-grid cells."""
 GRID_LIFT = 1e-3
