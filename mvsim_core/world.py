@@ -134,6 +134,9 @@ class World:
             object, listeners).
         ground_truth_writer: the TUM ground-truth files of ``<save_ground_truth_trajectory>``
             (:mod:`mvsim_core.io.tum_trajectory`), made by :meth:`start`; None when the option is not set.
+        sensors_on_demand: a sensor samples only while somebody wants it (``Sensor.want``; ROS subscribers, ZMQ
+            subscribers, recorders, viewers: :mod:`mvsim_core.sensors.demand`). False (default, scripts): every
+            enabled sensor samples at its period. ``mvsim launch`` and ``mvsim_node`` set it.
     """
 
     path: Path
@@ -160,6 +163,7 @@ class World:
     object_parser: ObjectParser | None = field(default=None, repr=False)
     rebuilds: int = 0
     strict: bool = False
+    sensors_on_demand: bool = False
     faults: FaultLog = field(default_factory=FaultLog, repr=False)
     ground_truth_writer: TumWriter | None = field(default=None, repr=False)
     _steps: int = 0
@@ -673,6 +677,7 @@ class World:
                 self._reset_object(obj)
             for sensor in self.sensors.values():
                 sensor.reset(self.time)
+            self._reseed_sensors()
             self._build()
             return
         if fresh is not None:
@@ -787,6 +792,46 @@ class World:
             missing = world_state.restore(self, state)
         if missing:
             log.info("restore: %d Box2D contact(s) that were about to end could not be made again", missing)
+
+    # ------------------------------------------------------------------ random streams
+    def all_sensors(self) -> list[Sensor]:
+        """Every sensor: the vehicles' (in vehicle order), then the standalone ones."""
+        return [s for v in self.vehicles.values() for s in v.sensors.values()] + list(self.sensors.values())
+
+    def _reseed_sensors(self) -> None:
+        """Every sensor's generator back to the start of its stream from the world's seed
+        (:meth:`~mvsim_core.rng.WorldRandom.stream`)."""
+        for s in self.all_sensors():
+            s.rng = self.rng.stream(s.key)
+
+    def reseed(self, seed: int) -> None:
+        """Restart the world's generator and every sensor's stream from ``seed`` (what ``load_world(seed=...)``
+        would have given them), in place: whatever holds on to the world's generator keeps it."""
+        self.rng.seed = int(seed)
+        self.rng.generator.bit_generator.state = np.random.PCG64(int(seed)).state
+        self._reseed_sensors()
+
+    def random_state(self) -> dict[str, Any]:
+        """Where every random stream stands (the world's and each sensor's), as plain data: :meth:`set_random_state`
+        puts them back, so that a run can go on drawing where another left off."""
+        import copy
+
+        return {"world": (self.rng.seed, copy.deepcopy(self.rng.generator.bit_generator.state)),
+                "sensors": {s.key: copy.deepcopy(s.rng.bit_generator.state) for s in self.all_sensors()
+                            if s.rng is not None}}
+
+    def set_random_state(self, state: dict[str, Any]) -> None:
+        """Put back a :meth:`random_state` (sensors it does not name keep theirs)."""
+        import copy
+
+        self.rng.seed, gen = state["world"]
+        self.rng.generator.bit_generator.state = copy.deepcopy(gen)
+        saved = state["sensors"]
+        for s in self.all_sensors():
+            if s.key in saved:
+                if s.rng is None:
+                    s.rng = self.rng.stream(s.key)
+                s.rng.bit_generator.state = copy.deepcopy(saved[s.key])
 
     # ------------------------------------------------------------------ report
     def _placed_poses(self) -> dict[str, tuple[float, ...]]:

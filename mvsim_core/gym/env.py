@@ -72,9 +72,9 @@ def substeps(world: World, control_period: float) -> int:
 
 
 def set_seed(world: World, seed: int) -> None:
-    """Restart the world's generator from ``seed``, in place (what holds on to the generator keeps it)."""
-    world.rng.seed = int(seed)
-    world.rng.generator.bit_generator.state = np.random.PCG64(int(seed)).state
+    """Restart the world's generator and its sensors' streams from ``seed``, in place (what holds on to the
+    generator keeps it; :meth:`World.reseed <mvsim_core.world.World.reseed>`)."""
+    world.reseed(seed)
 
 
 def start_snapshot(world: World) -> Any:
@@ -92,7 +92,7 @@ def restart(world: World, seed: int | None, start: Any = None) -> None:
     given, else ``World.reset()`` — with its random generator restarted from ``seed``, or, when ``seed`` is None,
     going on from where it was (going back to the start alone would rewind it to the load-time state and repeat the
     previous episodes' draws)."""
-    carry = None if seed is not None else dict(world.rng.generator.bit_generator.state)
+    carry = None if seed is not None else world.random_state()  # the world's and the sensors' streams
     if start is not None:
         world.restore(start)
     else:
@@ -101,7 +101,7 @@ def restart(world: World, seed: int | None, start: Any = None) -> None:
         assert seed is not None
         set_seed(world, seed)
     else:
-        world.rng.generator.bit_generator.state = carry
+        world.set_random_state(carry)
 
 
 class MvsimEnv(gym.Env[dict[str, np.ndarray], np.ndarray]):

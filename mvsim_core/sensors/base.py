@@ -15,17 +15,24 @@ simulated time.
 
 Each class samples through :meth:`Sensor.sample_batch` (all its sensors due at one step together, so rays are cast
 and images rendered in batches); :attr:`Sensor.last` holds the latest observation, None before the first.
+
+Who reads a sensor (:mod:`mvsim_core.sensors.demand`): :meth:`Sensor.want` / :meth:`Sensor.unwant` by reader,
+:attr:`Sensor.enabled`; where the world samples on demand, a sensor nobody wants costs nothing. Each sensor draws
+its noise from its own generator, :attr:`Sensor.rng`.
 """
 
 from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
+
+import numpy as np
 
 from mvsim_core.memory_budget import budget_message, over_budget
 from mvsim_core.objects.visual import Visual, parse_visuals
+from mvsim_core.sensors import demand
 from mvsim_core.world_options import MIN_TIMESTEP
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.node import XmlNode
@@ -55,6 +62,18 @@ def class_row(table: Mapping[type, RowT], sensor: Sensor | type[Sensor]) -> RowT
         if row is not None:
             return row
     return None
+
+
+def own_normals(sensors: Sequence[Sensor], spans: Iterable[tuple[int, int]], n: int,
+                sigma: Sequence[float] | None = None) -> np.ndarray:
+    """(n,) standard normals of several sensors sampled together: sensor ``i``'s rays ``spans[i]`` = (start, stop)
+    from its own generator (:attr:`Sensor.rng`), so that each sensor's draws do not depend on which others sample.
+    With ``sigma`` (one per sensor), sensors whose σ is 0 draw nothing (their rays get 0)."""
+    out = np.zeros(n) if sigma is not None else np.empty(n)
+    for k, (s, (a, b)) in enumerate(zip(sensors, spans, strict=True)):
+        if sigma is None or sigma[k] > 0.0:
+            s.stream().standard_normal(out=out[a:b])
+    return out
 
 
 class Observation(Protocol):
@@ -118,6 +137,7 @@ class Sensor:
         publish_topic: ZMQ topic the observations go to, or None when not published.
         visuals: custom 3D models drawn for the sensor.
         last: the latest observation, None until the simulation produces one.
+        rng: the sensor's own random generator (noise), given when the world starts (None before).
     """
 
     xml_class: ClassVar[str] = ""
@@ -149,6 +169,61 @@ class Sensor:
         self.visuals: list[Visual] = visuals if visuals is not None else []
         self.last: Any = None
         """The latest :class:`Observation` (of the class's own observation type), None before the first."""
+        self.rng: np.random.Generator | None = None
+        """The sensor's own generator: every noise draw of its samples comes from it
+        (:meth:`WorldRandom.stream <mvsim_core.rng.WorldRandom.stream>`; set when the world starts)."""
+        self._enabled = True
+        self._readers: set[Hashable] = set()
+
+    # ------------------------------------------------------------------ demand (mvsim_core.sensors.demand)
+    @property
+    def enabled(self) -> bool:
+        """False stops the sensor whoever wants it (True by default)."""
+        return self._enabled
+
+    @enabled.setter
+    def enabled(self, value: bool) -> None:
+        if bool(value) != self._enabled:
+            self._enabled = bool(value)
+            demand.changed()
+
+    @property
+    def readers(self) -> frozenset[Hashable]:
+        """Who wants this sensor's observations now (:meth:`want`)."""
+        return frozenset(self._readers)
+
+    def want(self, reader: Hashable) -> None:
+        """``reader`` (any hashable label: ``"ros"``, ``"record"``, a script's own) reads this sensor: where the
+        world samples on demand, the sensor samples while somebody wants it. Wanting twice is wanting once."""
+        if reader not in self._readers:
+            self._readers.add(reader)
+            demand.changed()
+
+    def unwant(self, reader: Hashable) -> None:
+        """``reader`` no longer reads this sensor (nothing happens if it did not)."""
+        if reader in self._readers:
+            self._readers.discard(reader)
+            demand.changed()
+
+    def wanted(self, reader: Hashable, yes: bool) -> None:
+        """:meth:`want` when ``yes``, else :meth:`unwant`."""
+        if yes:
+            self.want(reader)
+        else:
+            self.unwant(reader)
+
+    def stream(self) -> np.random.Generator:
+        """:attr:`rng`; a sensor that samples outside a started world (a test's context) gets the stream of seed 0."""
+        if self.rng is None:
+            from mvsim_core.rng import WorldRandom
+
+            self.rng = WorldRandom(0).stream(self.key)
+        return self.rng
+
+    @property
+    def key(self) -> str:
+        """``parent/name`` (``/name`` for a standalone sensor): unique in a world; seeds :attr:`rng`."""
+        return f"{self.parent}/{self.name}"
 
     # ------------------------------------------------------------------ simulation
     def reset(self, t: float = 0.0) -> None:
@@ -156,14 +231,25 @@ class Sensor:
         with a history (the IMU's previous velocity and noise biases) clear it (``World.reset``, spawning)."""
         self.last = None
 
+    def skipped(self, t: float) -> None:
+        """A due time ``t`` (s) passed without a sample (nobody wanted it, :mod:`~mvsim_core.sensors.demand`): classes
+        that difference consecutive samples (the IMU) forget the previous one, so the next sample is not a
+        difference across the gap."""
+
     def save_state(self) -> dict[str, Any]:
         """What the sensor carries from one sample to the next, as plain data (a copy), for a world snapshot: the
-        latest observation; classes with a history (the IMU) add theirs."""
-        return {"last": copy.deepcopy(self.last)}
+        latest observation and its generator's state; classes with a history (the IMU) add theirs."""
+        rng = None if self.rng is None else copy.deepcopy(self.rng.bit_generator.state)
+        return {"last": copy.deepcopy(self.last), "rng": rng}
 
     def restore_state(self, saved: dict[str, Any]) -> None:
         """Go back to a :meth:`save_state` result (copied: ``saved`` is not changed, and can be restored again)."""
         self.last = copy.deepcopy(saved["last"])
+        state = saved.get("rng")
+        if state is not None:
+            if self.rng is None:
+                self.rng = np.random.Generator(np.random.PCG64())
+            self.rng.bit_generator.state = copy.deepcopy(state)
 
     def shift_clock(self, dt: float) -> None:
         """The simulated clock jumped by ``dt`` seconds while the world went on (a reset of the time only): classes

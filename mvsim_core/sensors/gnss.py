@@ -261,7 +261,7 @@ class Gnss(Sensor):
             self._no_fix(t)
             return None
         enu = world_to_enu(p, geo)
-        gen = ctx.rng.generator
+        gen = self.stream()
         sh, sv = self.horizontal_noise, self.vertical_noise
         if sh > 0.0:
             enu[:2] += gen.normal(0.0, sh, 2)

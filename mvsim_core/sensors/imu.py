@@ -11,7 +11,7 @@ Outputs, in the sensor frame (the sensor's pose on its vehicle; x forward, z up)
 
 R_ws is the sensor's rotation in the world (vehicle pose ⊕ sensor pose). Noise: :class:`ImuNoiseModel`
 (white noise + bias random walk, b += N(0, σ_rw²·dt) with dt the time since this sensor's previous sample).
-All draws come from the world's seeded generator.
+All draws come from the IMU's own generator (:attr:`~mvsim_core.sensors.base.Sensor.rng`).
 
 Differences from upstream: upstream rotates the acceleration by the vehicle's rotation only, leaves the angular
 velocity in the vehicle frame and differentiates the reference point's velocity; here both are in the sensor frame
@@ -123,6 +123,12 @@ class Imu(Sensor):
         self.noise.gyro_bias[:] = saved["gyro_bias"]
         self.noise.accel_bias[:] = saved["accel_bias"]
 
+    def skipped(self, t: float) -> None:
+        """Nobody wanted the sample due at ``t``: the next one is not differenced across the gap (its velocity and
+        attitude rates start afresh, as at the first sample); the biases walk over the whole gap."""
+        self._prev_u = None
+        self._prev_tilt = None
+
     def shift_clock(self, dt: float) -> None:
         """Move the time of the previous sample with a clock jump of ``dt`` s."""
         self._prev_t += dt
@@ -189,7 +195,7 @@ class Imu(Sensor):
         """One reading at simulated time ``t`` (s); see the module docstring for the model."""
         dt = t - self._prev_t
         gyro, accel, r_ws = self.true_signals(ctx, t)
-        rng = ctx.rng.generator
+        rng = self.stream()
         gyro, accel = self.noise.apply(gyro, accel, dt, rng)
         quat = None
         if self.measures_orientation:

@@ -18,9 +18,10 @@ Simulation (:meth:`Lidar2D.sample_batch`): all rays of all lidars due at a step 
   sensors (:data:`~mvsim_core.elements.occupancy_grid.CELL_HEIGHT`); blocks and
   vehicle chassis whose ``<visual>`` models load are seen as the models' triangles (at the ray's height), not as
   their outlines (:mod:`~mvsim_core.sensors.raycast.scene`);
-* noise, from the world's seeded generator: each ray's direction is perturbed by N(0, angle_std_noise²) before the
-  cast (the reported ``angles`` stay nominal); each valid range gets N(0, range_std_noise²); ranges are then clipped
-  to [0, max_range]. Misses read ``max_range`` with ``valid`` False and no noise;
+* noise, from the lidar's own generator (:attr:`~mvsim_core.sensors.base.Sensor.rng`): each ray's direction is
+  perturbed by N(0, angle_std_noise²) before the cast (the reported ``angles`` stay nominal); each valid range gets
+  N(0, range_std_noise²); ranges are then clipped to [0, max_range]. Misses read ``max_range`` with ``valid`` False
+  and no noise;
 * ``min_range`` (ours; upstream's 2D scanner has none, its 3D lidar has the same parameter): a reading below it is
   flagged invalid and keeps its (short) value, so that consumers can tell "too close" (ROS: −inf, REP 117) from
   "nothing within reach" (a miss, ``max_range``).
@@ -35,7 +36,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mvsim_core.geometry.rotations import ypr_from_rotations
-from mvsim_core.sensors.base import Pose3D, Sensor, count_param
+from mvsim_core.sensors.base import Pose3D, Sensor, count_param, own_normals
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.params import Kind, Param
 
@@ -144,8 +145,8 @@ class Lidar2D(Sensor):
     def sample_batch(cls, sensors: list[Sensor], ctx: Any, t: float) -> list[LaserScan]:
         """Scans of all ``sensors`` (lidars due at simulated time ``t``, s), cast together in one scene call.
 
-        Noise is drawn from ``ctx.rng.generator`` for all rays of all the lidars at once, in sensor order: first the
-        ray-direction noise (when some lidar has angle noise), then the range noise (when some has range noise).
+        Each lidar draws its noise from its own generator (:attr:`~mvsim_core.sensors.base.Sensor.rng`): first the
+        ray-direction noise (when it has angle noise), then the range noise (when it has range noise).
 
         Args:
             sensors: the due :class:`Lidar2D` sensors.
@@ -158,14 +159,13 @@ class Lidar2D(Sensor):
         from mvsim_core.sensors.raycast.directions import ray_origins, rotate_directions
         from mvsim_core.sensors.raycast.scan_ranges import finish_ranges
 
-        gen = ctx.rng.generator
         c = ctx.constants("lidar2d", lidars, lambda ls: _batch_constants(ls, ctx))
         n = c.n
         rot, pos = ctx.sensor_poses(lidars)
         yaw, pitch, roll = ypr_from_rotations(rot)
         noise = _NO_NOISE
         if c.sigma_angle is not None:
-            noise = gen.standard_normal(n) * c.sigma_angle
+            noise = own_normals(lidars, c.spans, n, c.angle_sigmas) * c.sigma_angle
         dx, dy, ox, oy, h = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n)
         rotate_directions(c.base_cos, c.base_sin, c.ray_sensor, np.cos(yaw), np.sin(yaw), noise, dx, dy)
         ray_origins(pos, c.ray_sensor, ox, oy, h)
@@ -178,8 +178,8 @@ class Lidar2D(Sensor):
         scene.cast_rays(ox, oy, dx, dy, h, c.owner, c.visible, c.trace_3d, c.any_visible, dist)
         ranges, valid = np.empty(n, dtype=np.float32), np.empty(n, dtype=np.bool_)
         normals, sigma = _NO_NOISE, _NO_NOISE
-        if c.sigma_range is not None:  # (drawn after the cast, as before: the generator's order is the scans')
-            normals, sigma = gen.standard_normal(n), c.sigma_range
+        if c.sigma_range is not None:
+            normals, sigma = own_normals(lidars, c.spans, n, c.range_sigmas), c.sigma_range
         finish_ranges(dist, c.reach, normals, sigma, _NO_NEAR if c.near is None else c.near, ranges, valid)
         stamp = float(t)
         # (Python floats of the float64 poses and angles, as float() gives them)
@@ -269,6 +269,7 @@ class _BatchConstants:
         near: (n,) float32 min_range (m), or None when no lidar of the list has one.
         scans: per lidar, what its scans carry besides the readings: its rays' slice (start, stop; Python ints), nominal
             float32 angles, max range, name, min range.
+        spans: per lidar, its rays' slice. angle_sigmas, range_sigmas: per lidar, its noise std. devs. (rad, m).
     """
 
     n: int
@@ -285,6 +286,9 @@ class _BatchConstants:
     sigma_range: np.ndarray | None
     near: np.ndarray | None
     scans: list[tuple[int, int, np.ndarray, float, str, float]]
+    spans: list[tuple[int, int]]
+    angle_sigmas: list[float]
+    range_sigmas: list[float]
 
 
 def _batch_constants(lidars: list[Lidar2D], ctx: Any) -> _BatchConstants:
@@ -313,4 +317,5 @@ def _batch_constants(lidars: list[Lidar2D], ctx: Any) -> _BatchConstants:
         sigma_range=per_ray(sigma_r) if any(v > 0.0 for v in sigma_r) else None,
         near=per_ray(near, np.float32) if any(v > 0.0 for v in near) else None,
         scans=[(edges[i], edges[i + 1], b[1], s.max_range, s.name, s.min_range)
-               for i, (s, b) in enumerate(zip(lidars, base, strict=True))])
+               for i, (s, b) in enumerate(zip(lidars, base, strict=True))],
+        spans=[(edges[i], edges[i + 1]) for i in range(len(lidars))], angle_sigmas=sigma_a, range_sigmas=sigma_r)

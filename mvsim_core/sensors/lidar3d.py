@@ -21,8 +21,9 @@ vertical planes with their doors and windows, other vehicles, occupancy-grid cel
 * Each ray is cast exactly once, at its nominal direction: the depth-render settings of upstream
   (``horz_resolution_factor``, ``vert_resolution_factor``, ``max_*_relative_depth_to_interpolate``) have no effect
   (there is no depth image to oversample or interpolate, hence none of upstream's "triangular" artefacts, issue #34).
-* Noise, from the world's seeded generator: one N(0, range_std_noise²) draw per ray (hit or not, so the stream does
-  not depend on the scene), in sensor order then ray order, added to the range along the ray. A return is kept when
+* Noise, from the lidar's own generator (:attr:`~mvsim_core.sensors.base.Sensor.rng`): one N(0, range_std_noise²)
+  draw per ray (hit or not, so the stream does not depend on the scene), in ray order, added to the range along the
+  ray. A return is kept when
   min_range ≤ noisy range ≤ max_range (a hit is looked for up to max_range only).
 * Intensity (``generate_intensity``): the Rec. 709 luma of the colour of the surface hit, in [0, 1] (a block's,
   chassis', wheel's or element's ``color``, an elevation map's ``mesh_color``; 1.0 for the implicit floor and
@@ -44,7 +45,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mvsim_core.geometry.rotations import rotation, ypr_from_rotations
-from mvsim_core.sensors.base import Sensor, count_param
+from mvsim_core.sensors.base import Sensor, count_param, own_normals
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.params import Kind, Param
 
@@ -143,8 +144,8 @@ class Lidar3D(Sensor):
     def sample_batch(cls, sensors: list[Sensor], ctx: Any, t: float) -> list[PointCloud3D]:
         """Sweeps of all ``sensors`` (3D lidars due at simulated time ``t``, s), cast together in one scene call.
 
-        Range noise is drawn from ``ctx.rng.generator`` for all rays of all the lidars at once (sensor order, then
-        ray order), when some lidar has noise; see the module docstring for the model.
+        Range noise is drawn by each lidar from its own generator (:attr:`~mvsim_core.sensors.base.Sensor.rng`), in
+        ray order, when it has noise; see the module docstring for the model.
 
         Args:
             sensors: the due :class:`Lidar3D` sensors.
@@ -163,7 +164,10 @@ class Lidar3D(Sensor):
         owner = np.array([ctx.vehicle_index(s) for s in lidars], dtype=np.int64)
         dist, inten = scene.cast(pos, rot, dirs, bounds, reach, owner)
         sigma = [float(s.params["range_std_noise"]) for s in lidars]
-        noise = ctx.rng.generator.standard_normal(len(dist)) if any(sg > 0.0 for sg in sigma) else _NO_NOISE
+        noise = _NO_NOISE
+        if any(sg > 0.0 for sg in sigma):
+            spans = [(int(bounds[i]), int(bounds[i + 1])) for i in range(len(lidars))]
+            noise = own_normals(lidars, spans, len(dist), sigma)
         yaw, pitch, roll = ypr_from_rotations(rot)
         out: list[PointCloud3D] = []
         for i, s in enumerate(lidars):

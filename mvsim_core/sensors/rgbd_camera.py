@@ -9,9 +9,10 @@ sensor −y, optical y = sensor −z; :data:`~mvsim_core.sensors.render.camera_m
 so both images then share one optical frame (and, with equal intrinsics, one render).
 
 Depth is metres along the optical axis (optical-frame Z, not the range along each pixel's ray). Gaussian noise of
-``depth_noise_sigma`` from the world's seeded generator is added, then depths are rounded to multiples of
-``depth_resolution``; pixels whose true depth lies outside [``depth_clip_min``, ``depth_clip_max``] — and pixels that
-see nothing — read 0 (no return). Something nearer than ``depth_clip_min`` is not seen through: it reads 0.
+``depth_noise_sigma`` from the camera's own generator (:attr:`~mvsim_core.sensors.base.Sensor.rng`) is added, then
+depths are rounded to multiples of ``depth_resolution``; pixels whose true depth lies outside [``depth_clip_min``,
+``depth_clip_max``] — and pixels that see nothing — read 0 (no return). Something nearer than ``depth_clip_min`` is not
+seen through: it reads 0.
 
 Simulation (:meth:`RgbdCamera.sample_batch`): offscreen OpenGL rendering by :mod:`mvsim_core.sensors.render`
 (geometry, lighting, background described there); the depth comes from a float attachment that holds each fragment's
@@ -142,8 +143,8 @@ class RgbdCamera(PinholeAccessors, Sensor):
     @classmethod
     def sample_batch(cls, sensors: list[Sensor], ctx: Any, t: float) -> list[RgbdObservation]:
         """Observations of all ``sensors`` (RGB-D cameras due at simulated time ``t``, s), one after the other, from
-        the world's shared offscreen renderer. Depth noise is drawn from ``ctx.rng.generator``: H×W standard normals
-        per camera that senses depth with ``depth_noise_sigma`` > 0, in sensor order.
+        the world's shared offscreen renderer. Depth noise is drawn by each camera from its own generator: H×W standard
+        normals when it senses depth with ``depth_noise_sigma`` > 0.
 
         Raises:
             RenderUnavailableError: no offscreen OpenGL context can be created (the message says what to install).
@@ -182,7 +183,7 @@ class RgbdCamera(PinholeAccessors, Sensor):
                 if sense_c:
                     rgb = renderer.render(r_rgb, t_rgb, kc, cmin, cmax, rgb=True, depth=False).rgb
             if depth is not None:
-                depth = s._measure(depth, ctx.rng.generator)
+                depth = s._measure(depth, s.stream())
             out.append(RgbdObservation(
                 stamp=float(t), depth=depth, rgb=rgb, depth_intrinsics=kd, rgb_intrinsics=kc,
                 sensor_pose=pose_of(rot[i], pos[i]), depth_pose=pose_of(r_depth, pos[i]),

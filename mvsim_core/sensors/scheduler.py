@@ -4,6 +4,11 @@ A sensor fires in the post-step of the first physics step whose end time t satis
 0 at start, so the first sample is at t ≥ period). All sensors due at a step are handed to their class together
 (:meth:`Sensor.sample_batch`), so a class can cast all its rays in one kernel call.
 
+Demand (:mod:`mvsim_core.sensors.demand`): a due sensor that is not enabled, or that nobody wants in a world that
+samples on demand, is skipped — its due time passes (:meth:`Sensor.skipped`) and the next one is a period later, so
+it keeps its phase. Each sensor gets its own generator (:meth:`WorldRandom.stream
+<mvsim_core.rng.WorldRandom.stream>`) when the scheduler is made, unless it has one.
+
 Frames: :meth:`SensorContext.sensor_pose` composes the vehicle pose (world frame, x y z yaw pitch roll) with the
 sensor's pose on the vehicle; standalone sensors are posed in the world frame directly.
 """
@@ -21,6 +26,7 @@ from mvsim_core.dynamics.state_arrays import restore_arrays
 from mvsim_core.geometry.rotation_kernels import rotation_entries
 from mvsim_core.geometry.rotations import compose_rt, rotations
 from mvsim_core.jit import njit
+from mvsim_core.sensors import demand
 
 if TYPE_CHECKING:
     from mvsim_core.dynamics.physics import Physics
@@ -152,10 +158,17 @@ class SensorScheduler:
 
     def __init__(self, world: World, physics: Physics) -> None:
         self.enabled = True
+        self.world = world
         self.ctx = SensorContext(world, physics)
         sensors: list[Sensor] = [s for v in world.vehicles.values() for s in v.sensors.values()]
         sensors += list(world.sensors.values())
         self.sensors = [s for s in sensors if type(s).simulated]
+        for s in self.sensors:
+            if s.rng is None:
+                s.rng = world.rng.stream(s.key)
+        self._active = np.ones(len(self.sensors), dtype=np.bool_)
+        self._all_active = True
+        self._active_key: tuple[int, bool] | None = None  # (demand version, on demand) of _active
         self.not_simulated = sorted({type(s).xml_class for s in sensors if not type(s).simulated})
         self.last = np.zeros(len(self.sensors))
         self.period = np.array([s.period for s in self.sensors], dtype=float)
@@ -210,14 +223,39 @@ class SensorScheduler:
                 self.due_at[i] = old.due_at[j]
         self.ctx.adopt(old.ctx)
 
+    def active(self) -> np.ndarray:
+        """(n,) bool: which of :attr:`sensors` sample when due — enabled and, where the world samples on demand,
+        wanted by somebody (recomputed only after a change of demand)."""
+        key = (demand.version(), bool(self.world.sensors_on_demand))
+        if key != self._active_key:
+            on_demand = key[1]
+            self._active = np.array([s.enabled and (not on_demand or bool(s.readers)) for s in self.sensors],
+                                    dtype=np.bool_).reshape(len(self.sensors))
+            self._all_active = bool(self._active.all())
+            self._active_key = key
+        return self._active
+
     def run(self, t: float) -> None:
-        """Sample every sensor due at simulated time ``t`` (s), batched per class."""
+        """Sample every sensor due at simulated time ``t`` (s), batched per class; skip the due ones that are not
+        active (:meth:`active`)."""
         if not self.enabled or not self.sensors or t < self._next_due:
             return
         due = np.flatnonzero(self.due_at <= t)
         if due.size == 0:
             self._next_due = float(self.due_at.min())
             return
+        active = self.active()
+        if not self._all_active:
+            idle = due[~active[due]]
+            if idle.size:
+                for i in idle.tolist():
+                    self.sensors[i].skipped(t)
+                self.last[idle] = t
+                self.due_at[idle] = t + self.period[idle] - SAMPLE_EPS
+                due = due[active[due]]
+                if due.size == 0:
+                    self._next_due = float(self.due_at.min())
+                    return
         self.runs += 1
         groups: dict[type[Sensor], list[int]] = defaultdict(list)
         for i in due.tolist():
