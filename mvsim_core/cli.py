@@ -440,6 +440,7 @@ def _launch(args: argparse.Namespace, where: _Comms | None) -> int:
     """``mvsim launch`` once its server runs (or is found): load, serve and run the world."""
     world = _load(args).start()
     world.strict = args.strict
+    world.sensors_on_demand = True  # a sensor samples while somebody reads it: ZMQ, recorder, Foxglove, viewer
     for name in ("mvsim_core.faults", "mvsim_core.commands"):  # blow-ups and clamped commands: said on stderr
         logging.getLogger(name).setLevel(logging.WARNING)
     recorder = _start_recorder(world, args) if getattr(args, "record", None) else None

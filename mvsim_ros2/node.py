@@ -39,7 +39,9 @@ out (:mod:`mvsim_ros2.vehicle_publishers`), plus one or more topics per sensor (
 ``simul_map`` and ``simul_map_metadata`` per world; ``simul_chassis_markers`` (every vehicle's markers, when their
 frames are distinct: ``shared_tf_tree`` or one vehicle); ``/clock``. ``shared_tf_tree`` puts every vehicle's frames,
 prefixed ``<V>/``, on one tf tree (:mod:`mvsim_ros2.naming`). A volatile topic nobody subscribes to is neither built
-nor published (a new subscriber gets the next message); latched ones are always published.
+nor published (a new subscriber gets the next message); latched ones are always published. A sensor none of whose
+topics has a subscriber is not even sampled (the world samples on demand, :mod:`mvsim_core.sensors.demand`): the
+node's cost follows what is read, and a new subscriber gets the sensor's next sample, at its own period.
 
 Blow-ups: a vehicle or block that goes NaN/inf or runs away is reset to its last finite pose and logged as an error
 (``vehicle 'bot1' blew up at t=...``, at most once per object per simulated second; :mod:`mvsim_core.dynamics.faults`)
@@ -77,7 +79,14 @@ try:  # ROS 2 is optional at import time, so that `mvsim_node` can say clearly w
     from mvsim_ros2 import vehicle_publishers as vp
     from mvsim_ros2.audience import counted_publisher
     from mvsim_ros2.commands import CommandInputs
-    from mvsim_ros2.sensor_publishers import PublishContext, SensorLink, sensor_link, sensor_publisher
+    from mvsim_ros2.sensor_publishers import (
+        PublishContext,
+        SensorLink,
+        follow_audience,
+        sensor_link,
+        sensor_publisher,
+        unfollow_audience,
+    )
 
     ROS_IMPORT_ERROR: ImportError | None = None
 except ImportError as _e:  # pragma: no cover - exercised only on machines without ROS 2
@@ -173,6 +182,7 @@ class MvsimNode(Node):
         import mvsim_core as mv
 
         self.world = mv.load_world(world_path, seed=self.opts.seed, allow_shell=self.opts.allow_shell)
+        self.world.sensors_on_demand = True  # a sensor samples while somebody reads it (a subscriber, the recorder)
         for w in self.world.warnings:
             self.get_logger().warning(w)
         self.world.start()  # bodies and sensors now, not inside the first tick
@@ -293,6 +303,7 @@ class MvsimNode(Node):
             self.get_logger().warning(f"sensor '{sensor.name}' of class '{cls}': no ROS message for it; "
                                       f"not published")
             return
+        follow_audience(s)
         self._sensors.append(s)
 
     def counted_publisher(self, msg_type: Any, topic: str, qos: Any) -> Any:
@@ -363,6 +374,9 @@ class MvsimNode(Node):
         self._commands.forget(link)
         self._vehicles.remove(link)
         sensors = {id(s) for s in veh.sensors.values()}
+        for sl in self._sensors:
+            if id(sl.sensor) in sensors:
+                unfollow_audience(sl)
         self._sensors[:] = [sl for sl in self._sensors if id(sl.sensor) not in sensors]
 
     # ------------------------------------------------------------------ commands (mvsim_ros2.commands)

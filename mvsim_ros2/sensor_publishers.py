@@ -6,7 +6,9 @@ the row for the sensor's topics, builds its publish function once, and calls it 
 sensor class: one row here (a test fails for a registered sensor class without one).
 
 Each publish function skips a topic nobody subscribes to (a new subscriber gets the next observation) and stamps
-messages with the observation's simulated time (or wall time, see ``disable_sim_time_clock``). Frames are the
+messages with the observation's simulated time (or wall time, see ``disable_sim_time_clock``). The node samples a
+sensor only while one of its topics has a subscriber (:func:`follow_audience`, reader :data:`READER`; the world
+samples on demand, :mod:`mvsim_core.sensors.demand`): a sensor nobody listens to costs nothing. Frames are the
 sensor's name, prefixed with ``<V>/`` in a shared tf tree (:attr:`PublishContext.frame_prefix`).
 
 What a row publishes is its :attr:`SensorPublisher.observation` of the sensor: the latest observation
@@ -16,8 +18,9 @@ NavSatFix messages with status NO_FIX at the sensor's rate.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -30,7 +33,10 @@ from mvsim_core.sensors.base import class_row
 from mvsim_core.sensors.rgbd_camera import OPTICAL_WRT_SENSOR
 from mvsim_ros2 import conversions as cv
 from mvsim_ros2 import naming
-from mvsim_ros2.audience import listened
+from mvsim_ros2.audience import listened, unwatch, watch
+
+READER = "ros"
+"""The reader the node wants its sensors as (``Sensor.want``)."""
 
 Publish = Callable[[Any], None]
 """Publishes one observation of its sensor."""
@@ -67,12 +73,32 @@ def gnss_observation(sensor: Any) -> Any:
 
 @dataclass
 class SensorLink:
-    """Publishing state of one sensor: ``publish`` is called with each ``observe(sensor)`` other than ``prev``."""
+    """Publishing state of one sensor: ``publish`` is called with each ``observe(sensor)`` other than ``prev``;
+    ``publishers``: its topics' publishers."""
 
     sensor: Any
     publish: Publish
     prev: Any = None
     observe: Callable[[Any], Any] = latest_observation
+    publishers: list[Any] = field(default_factory=list)
+
+
+def follow_audience(link: SensorLink) -> None:
+    """Want the link's sensor (reader :data:`READER`) while one of its publishers has a subscriber, now and after
+    every change of their counts (:func:`mvsim_ros2.audience.watch`)."""
+    def refresh() -> None:
+        link.sensor.wanted(READER, any(listened(p) for p in link.publishers))
+
+    for p in link.publishers:
+        watch(p, refresh)
+    refresh()
+
+
+def unfollow_audience(link: SensorLink) -> None:
+    """Stop following (the sensor's publishers are being destroyed) and release the sensor."""
+    for p in link.publishers:
+        unwatch(p)
+    link.sensor.unwant(READER)
 
 
 def sensor_frame(sensor: Any, t: float) -> list[Any]:
@@ -235,4 +261,12 @@ def sensor_link(ctx: PublishContext, sensor: Any, topic_base: str) -> SensorLink
     row = sensor_publisher(sensor)
     if row is None:
         return None
-    return SensorLink(sensor, row.build(ctx, sensor, row.topics(topic_base)), observe=row.observation)
+    made: list[Any] = []
+
+    def create(msg_type: Any, topic: str, qos: Any) -> Any:
+        pub = ctx.create_publisher(msg_type, topic, qos)
+        made.append(pub)
+        return pub
+
+    publish = row.build(dataclasses.replace(ctx, create_publisher=create), sensor, row.topics(topic_base))
+    return SensorLink(sensor, publish, observe=row.observation, publishers=made)

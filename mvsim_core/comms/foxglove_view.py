@@ -25,7 +25,9 @@ Teleop panel sends) commands that vehicle's twist (m/s, rad/s; clamped by the ve
 non-finite or unknown-vehicle messages are dropped and said once in the log; the server goes on.
 
 The server runs on its own threads; everything it sends is built in the step listener (simulation thread), and
-commands are queued to be applied there, before the next step.
+commands are queued to be applied there, before the next step. A sensor is wanted (reader :data:`READER`) while its
+channel has a subscriber: where the world samples on demand it costs nothing otherwise
+(:mod:`mvsim_core.sensors.demand`).
 """
 
 from __future__ import annotations
@@ -52,6 +54,9 @@ TF_RATE = 30.0
 SCENE_RATE = 10.0
 """Scene updates (moving vehicles and blocks) per simulated second."""
 LOOPBACK = "127.0.0.1"
+
+READER = "foxglove"
+"""The reader a sensor with a subscribed channel is wanted as (``Sensor.want``)."""
 
 
 def _stamp(t: float) -> Any:
@@ -140,6 +145,7 @@ class FoxgloveView:
         self._prefix = {v: vehicle_prefix(v, n, False) for v in world.vehicles}
         self._frame_prefix = {v: ("" if n == 1 else f"{v}/") for v in world.vehicles}
         self._sensor_channels: list[tuple[Any, str, Any]] = []  # (sensor, kind, channel)
+        self._listened: set[int] = set()  # id of the sensors wanted for their channel
         self._last: dict[int, Any] = {}
         for vname, v in world.vehicles.items():
             for s in v.sensors.values():
@@ -226,6 +232,10 @@ class FoxgloveView:
                 self._say_once(f"Foxglove: cannot command '{vname}': {e}")
         t = float(world.time)
         for s, kind, channel in self._sensor_channels:
+            listened = bool(channel.has_sinks())
+            if listened != (id(s) in self._listened):  # sample it from its next due time on, or no more
+                s.wanted(READER, listened)
+                (self._listened.add if listened else self._listened.discard)(id(s))
             obs = s.last
             if obs is None or self._last.get(id(s)) is obs:
                 continue
@@ -326,4 +336,7 @@ class FoxgloveView:
     def close(self) -> None:
         """Stop listening to the world and stop the server (clients are disconnected)."""
         self.world.remove_step_listener(self)
+        for s, _, _ in self._sensor_channels:
+            s.unwant(READER)
+        self._listened.clear()
         self.server.stop()

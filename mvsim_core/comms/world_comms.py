@@ -43,7 +43,9 @@ and their sensors' topics are not advertised.
 An unknown ``objectId`` answers success=false with errorMessage "objectId not found" (upstream leaves the message
 empty for ``get_pose``/``set_pose``).
 
-Topics, published after the steps that produce data (each only while someone subscribes):
+Topics, published after the steps that produce data (each only while someone subscribes; a sensor is wanted, reader
+:data:`READER`, while its topic has a subscriber, so in a world that samples on demand it costs nothing otherwise —
+:mod:`mvsim_core.sensors.demand`):
 
 * every 2D lidar with ``<publish>``: ``mvsim_msgs.ObservationLidar2D`` on ``<publish_topic>_scan``;
 * other sensors with ``<publish>``: on ``<publish_topic>``, ``mvsim_core_msgs.ObservationIMU`` / ``ObservationGNSS``
@@ -271,6 +273,10 @@ def sensor_topic(sensor: Sensor | type[Sensor]) -> SensorTopic | None:
     return class_row(SENSOR_TOPICS, sensor)
 
 
+READER = "zmq"
+"""The reader a sensor with a subscribed ZMQ topic is wanted as (``Sensor.want``)."""
+
+
 class _SensorTopic:
     def __init__(self, sensor: Any, topic: str, type_name: str, build: Callable[[Any, Any, float], bytes]) -> None:
         self.sensor = sensor
@@ -278,6 +284,7 @@ class _SensorTopic:
         self.type_name = type_name
         self.build = build
         self.last: Any = sensor.last  # what is already there when the comms start is not news
+        self.listened = False  # whether the sensor is wanted for this topic
 
 
 class _PoseTopic:
@@ -369,6 +376,9 @@ class WorldComms:
             with self.lock:
                 w.remove_step_listener(self.publish)
                 w.step_guard = None
+                for st in self.sensor_topics:
+                    st.sensor.unwant(READER)
+                    st.listened = False
             self._attached = False
         self.client.shutdown()
 
@@ -418,11 +428,15 @@ class WorldComms:
         c = self.client
         t = float(self.world.time)
         for st in self.sensor_topics:
+            listened = c.has_subscribers(st.topic)
+            if listened != st.listened:  # sample it from the next due time on, or no more
+                st.listened = listened
+                st.sensor.wanted(READER, listened)
             obs = st.sensor.last
             if obs is None or obs is st.last:
                 continue
             st.last = obs
-            if not c.has_subscribers(st.topic):
+            if not listened:
                 continue
             try:
                 payload = st.build(st.sensor, obs, self.t0_unix)

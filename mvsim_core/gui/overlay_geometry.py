@@ -46,6 +46,15 @@ def _to_world(pose: Any, local: np.ndarray) -> np.ndarray:
     return local @ r.T + p[:3]
 
 
+def drawn_sensors(world: Any) -> list[Any]:
+    """The sensors whose observations the sensor-point overlays draw (``<gui><show_sensor_points>``): every 2D and
+    3D lidar of the vehicles (their points, or a 2D lidar's own rays and points)."""
+    from mvsim_core.sensors.lidar2d import Lidar2D
+    from mvsim_core.sensors.lidar3d import Lidar3D
+
+    return [s for v in world.vehicles.values() for s in v.sensors.values() if isinstance(s, (Lidar2D, Lidar3D))]
+
+
 def sensor_points(world: Any) -> tuple[np.ndarray, np.ndarray]:
     """World-frame points (N, 3) and colours (N, 4) of every lidar's latest observation (see the module docstring)."""
     chunks: list[np.ndarray] = []

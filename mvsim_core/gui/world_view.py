@@ -21,6 +21,9 @@ from mvsim_core.gui import overlay_geometry
 from mvsim_core.gui.orbit_camera import OrbitCamera
 from mvsim_core.gui.status import TextPanel
 
+READER = "viewer"
+"""The reader the view wants the sensors it draws as (``Sensor.want``, :mod:`mvsim_core.sensors.demand`)."""
+
 POINT_SIZE = 3.0
 """Size (px) of drawn lidar points."""
 PANEL_POSITION = (8, 8)
@@ -61,9 +64,23 @@ class WorldView:
         self.renderer = SceneRenderer(self.scene, context=context)
         self.ctx = self.renderer.ctx
         self._rebuilds = world.rebuilds
+        self._wanted: list[Any] = []  # the lidars whose points are drawn (wanted as READER)
+        self._want_drawn()
         self.panel = TextPanel()
         with self.ctx.bound():
             self.painter = OverlayPainter()
+
+    def _want_drawn(self) -> None:
+        """Want the sensors whose observations the overlays draw now (:func:`overlay_geometry.drawn_sensors`), and
+        no others: where the world samples on demand, they sample while the view shows them."""
+        drawn = overlay_geometry.drawn_sensors(self.world) if self.show_sensor_points else []
+        for s in self._wanted:
+            if not any(s is d for d in drawn):
+                s.unwant(READER)
+        for s in drawn:
+            s.want(READER)
+        self._wanted = drawn
+        self._wanting = self.show_sensor_points
 
     @overload
     def draw(self, width: int, height: int, status: list[str] | None = None, *, read: Literal[True]) -> np.ndarray:
@@ -85,6 +102,8 @@ class WorldView:
         world, cam = self.world, self.camera
         if world.rebuilds != self._rebuilds:
             self._follow_rebuild()
+        if self.show_sensor_points != self._wanting:
+            self._want_drawn()
         if cam.follow and cam.follow in world.vehicles:
             cam.follow_pose(world.vehicles[cam.follow].pose)
         origin = self.scene.origin
@@ -136,9 +155,13 @@ class WorldView:
         world.warnings.extend(w for w in self.scene.warnings if w not in world.warnings)
         self.renderer = SceneRenderer(self.scene, context=self.ctx)
         old.close()
+        self._want_drawn()
 
     def close(self) -> None:
-        """Free the GL objects."""
+        """Free the GL objects and release the sensors drawn."""
+        for s in self._wanted:
+            s.unwant(READER)
+        self._wanted = []
         with self.ctx.bound():
             self.painter.close()
         self.renderer.close()

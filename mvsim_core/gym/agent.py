@@ -54,6 +54,8 @@ if TYPE_CHECKING:
     from mvsim_core.sensors.base import Sensor
     from mvsim_core.world import World
 
+READER = "gym"
+"""The reader an agent wants the sensors of its observations as (``Sensor.want``, :mod:`mvsim_core.sensors.demand`)."""
 ACTION_KINDS = ("auto", "twist", "ackermann")
 BUILTIN_KEYS = ("odometry", "velocity", "pose")
 VELOCITY_MARGIN = 2.0
@@ -207,6 +209,7 @@ class VehicleAgent:
             raise MvsimError(f"vehicle '{self.name}': {what}; observations: {', '.join([*usable, *BUILTIN_KEYS])} "
                              f"(sensor classes {', '.join(SENSOR_VIEWS)})")
         self._sensors[key] = sensor
+        sensor.want(READER)  # observed: sampled even where the world samples on demand
         return SENSOR_VIEWS[sensor.xml_class].space(sensor)
 
     # ------------------------------------------------------------------ actions
@@ -245,7 +248,7 @@ class VehicleAgent:
     # ------------------------------------------------------------------ observations
     def prime(self) -> None:
         """Sample now the observed sensors that have no observation yet (after a reset), in batches per class, at
-        the world's current time; noise comes from the world's generator as in any sample."""
+        the world's current time; noise comes from each sensor's own generator as in any sample."""
         waiting = [s for s in self._sensors.values() if s.last is None]
         if not waiting:
             return

@@ -23,6 +23,10 @@ vehicle and ``/<V>/odom`` with several), stamped with simulated time (log time =
   ZMQ, Foxglove, the viewer's teleop, a script, or the node's watchdog stopping it), as given, before the command
   gate clamps or refuses it; logged at the simulated time it came (Twist has no header).
 
+The recorder wants every sensor one of whose topics it records (reader :data:`READER`), so in a world that samples on
+demand those sensors sample while it records (:mod:`mvsim_core.sensors.demand`); :meth:`Recorder.close` releases
+them.
+
 Not recorded (yet): the node's chassis markers and polygon, ``amcl_pose``/``particlecloud``, Ackermann commands and
 coloured RGB-D clouds.
 
@@ -53,6 +57,9 @@ from mvsim_core.io import ros2_cdr as cdr
 from mvsim_core.io import ros_names as names
 from mvsim_core.io.mcap_writer import McapWriter, MessageBlock
 from mvsim_core.jit import njit
+
+READER = "record"
+"""The reader the recorder wants its sensors as (``Sensor.want``)."""
 
 VARIANCE_FLOOR = 1e-6
 """Variance of an exact or noise-free value (as the node's ``conversions.VARIANCE_FLOOR``)."""
@@ -510,6 +517,7 @@ class Recorder:
         self._lasers: list[tuple[int, Callable[[Any], cdr.Layout]]] = []  # per 2D lidar: channel, layout of a scan
         self._laser_entries: list[list[Any]] = []  # their entries in self._sensors
         self._scan_blocks: dict[tuple[int, ...], _ScanBlock] = {}
+        self._wanted: list[Any] = []  # the sensors this recorder wants (reader READER)
         n = len(self.vehicles)
         for veh in self.vehicles:
             prefix = names.vehicle_prefix(veh.name, n, self.layout.force_namespace)
@@ -524,6 +532,9 @@ class Recorder:
                                                   else getattr(x, "last_no_fix", None))
                                                  if cls == "gnss" else (lambda x: x.last))
                 self._sensors.append([s, observe, make(s, topics, fp + s.name), None])
+                if any(self.selected(tp) for tp in topics.values()):  # recorded: sampled where on demand
+                    s.want(READER)
+                    self._wanted.append(s)
                 if cls == "laser":
                     self._laser_entries.append(self._sensors[-1])
         self._other_entries = [e for e in self._sensors if not any(e is x for x in self._laser_entries)]
@@ -776,6 +787,8 @@ class Recorder:
             return
         self.closed = True
         self.world.remove_step_listener(self)
+        for s in self._wanted:
+            s.unwant(READER)
         for v in self.vehicles:
             if self._on_command in v.command_listeners:
                 v.command_listeners.remove(self._on_command)

@@ -259,3 +259,44 @@ def test_a_failing_publish_does_not_stop_the_simulation(tmp_path, caplog):
         assert len(said) == 1 and "the simulation goes on" in said[0]
     finally:
         view.close()
+
+
+def test_a_sensor_samples_while_its_channel_has_a_subscriber(tmp_path):
+    """In a world that samples on demand (``mvsim launch --foxglove``), the laser is cast only while a client
+    subscribes to its channel: nothing before, scans from the next due time after the subscription, nothing after
+    the client left. The view runs in this process (to look at the laser), the client over a real WebSocket."""
+    from mvsim_core.comms.foxglove_view import FoxgloveView
+
+    path = tmp_path / "fox.world.xml"
+    path.write_text(WORLD)
+    world = mv.load_world(path, seed=0)
+    world.sensors_on_demand = True
+    laser = world.vehicles["r1"].sensors["laser1"]
+    view = FoxgloveView(world, port=0)
+    try:
+        client = Client(view.port)
+        client.wait_channel("/laser1")
+        world.run(0.5)
+        assert laser.last is None and laser.readers == frozenset()
+        client.subscribe(1, "/laser1")
+        end = time.monotonic() + DEADLINE
+        while not laser.readers:  # the view looks at its channels after every step
+            assert time.monotonic() < end, "the subscription never reached the view"
+            world.step()
+        t0 = world.time
+        assert laser.readers == frozenset({"foxglove"})
+        world.run(0.1)
+        assert t0 < laser.last.stamp <= t0 + 0.1 + 1e-9  # the next due time
+        t_ns, _ = client.next_message(1)
+        assert t_ns == round(laser.last.stamp * 1e9)
+        client.close()
+        end = time.monotonic() + DEADLINE
+        while laser.readers:
+            assert time.monotonic() < end, "the view never saw the client leave"
+            world.step()
+        last = laser.last.stamp
+        world.run(0.5)
+        assert laser.last.stamp == last
+    finally:
+        view.close()
+    assert laser.readers == frozenset()

@@ -316,6 +316,40 @@ def test_nothing_is_built_without_subscribers(served):
     assert comms.published == 0
 
 
+def test_on_demand_a_sensor_samples_while_its_topic_has_a_subscriber(served, server):
+    """In a world that samples on demand (``mvsim launch``), the lidar with a ZMQ topic is cast only while someone
+    subscribes to it: nothing before; from the next due time after the subscription (10 Hz: within 0.1 s); nothing
+    once the subscriber left."""
+    world, comms, _ = served
+    world.sensors_on_demand = True
+    lidar = world.vehicles["r1"].sensors["laser1"]
+    watcher = Client("watcher", port=server.port, timeout=60.0).connect()
+    world.run(0.5)
+    assert lidar.last is None and lidar.readers == frozenset()
+    got: list[float] = []
+    watcher.subscribe("/r1/laser1_scan", lambda t, p: got.append(
+        ObservationLidar2D_pb2.ObservationLidar2D.FromString(p).unixTimestamp - comms.t0_unix))
+    end = time.monotonic() + 20
+    while not comms.client.has_subscribers("/r1/laser1_scan"):
+        assert time.monotonic() < end
+        time.sleep(0.01)
+    world.run(0.005)  # the step after which the comms see the subscriber
+    assert lidar.readers == frozenset({"zmq"})
+    world.run(0.2)
+    assert lidar.last.stamp == pytest.approx(0.7)  # 0.6 and 0.7 sampled: the first due time after 0.505
+    end = time.monotonic() + 10
+    while len(got) < 2 and time.monotonic() < end:
+        time.sleep(0.02)
+    np.testing.assert_allclose(got, [0.6, 0.7], atol=1e-6)
+    watcher.shutdown()
+    end = time.monotonic() + 20
+    while comms.client.has_subscribers("/r1/laser1_scan"):
+        assert time.monotonic() < end
+        time.sleep(0.01)
+    world.run(0.5)
+    assert lidar.readers == frozenset() and lidar.last.stamp == pytest.approx(0.7)
+
+
 LIDAR3D_WORLD = """<mvsim_world version="1.0">
   <simul_timestep>0.01</simul_timestep>
   <element class="horizontal_plane"><x_min>-20</x_min><x_max>20</x_max><y_min>-20</y_min><y_max>20</y_max></element>

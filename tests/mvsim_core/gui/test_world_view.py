@@ -247,3 +247,26 @@ def test_lidar_points_are_drawn_in_their_colour_and_size(viewer_world_file, tmp_
         assert not (img == (255, 0, 0)).all(axis=2).any()  # neither generic red points nor rays
     finally:
         v.close()
+
+
+def test_the_view_wants_the_lidars_whose_points_it_draws(world, view):
+    """Where the world samples on demand (``mvsim launch`` with its window), the lidars are cast while the viewer
+    draws their points (``<gui><show_sensor_points>``), and released when it stops drawing them (or closes)."""
+    from mvsim_core.sensors.lidar2d import Lidar2D
+    from mvsim_core.sensors.lidar3d import Lidar3D
+
+    lidars = [s for v in world.vehicles.values() for s in v.sensors.values() if isinstance(s, (Lidar2D, Lidar3D))]
+    assert lidars
+    others = [s for v in world.vehicles.values() for s in v.sensors.values() if s not in lidars]
+    assert all(s.readers == frozenset({"viewer"}) for s in lidars) == view.show_sensor_points
+    view.show_sensor_points = True
+    view.draw(W, H)
+    assert all(s.readers == frozenset({"viewer"}) for s in lidars)
+    assert all(not s.readers for s in others)
+    world.sensors_on_demand = True
+    stamp = lidars[0].last.stamp if lidars[0].last is not None else -1.0
+    world.run(0.2)
+    assert lidars[0].last.stamp > stamp  # cast while drawn
+    view.show_sensor_points = False
+    view.draw(W, H)
+    assert all(not s.readers for s in lidars)

@@ -116,6 +116,21 @@ def test_imu_and_3d_lidar_observations(sensors_world):
     np.testing.assert_array_equal(obs["pose"], np.float32([0, 0, 0]))
 
 
+def test_the_agent_reads_the_sensors_of_its_observations_and_no_others(sensors_world):
+    """The env's agent wants the sensors it observes (reader ``gym``): in a world that samples on demand they are
+    sampled, the others not."""
+    env = MvsimEnv(sensors_world, observations=("scan", "imu", "pose"))
+    sensors = env.world.vehicles["bot"].sensors
+    assert {n: s.readers for n, s in sensors.items()} == {
+        "scan": frozenset({"gym"}), "imu": frozenset({"gym"}), "velo": frozenset(), "gps": frozenset()}
+    env.world.sensors_on_demand = True
+    env.reset(seed=0)
+    for _ in range(5):
+        env.step(np.zeros(2, dtype=np.float32))
+    assert sensors["scan"].last is not None and sensors["imu"].last is not None
+    assert sensors["velo"].last is None and sensors["gps"].last is None
+
+
 def test_sensors_that_cannot_be_observed_are_named(sensors_world):
     assert list(MvsimEnv(sensors_world).observation_space.spaces) == ["imu", "odometry", "scan", "velo"]
     with pytest.raises(MvsimError, match="sensor 'gps' is of class gnss, which cannot be observed; observations: "

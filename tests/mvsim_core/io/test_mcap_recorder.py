@@ -137,6 +137,24 @@ def test_topic_selection_and_throttle(tmp_path):
     assert counts["/bot1/tf"] == 51
 
 
+def test_it_wants_the_sensors_it_records_and_no_others(tmp_path):
+    """In a world that samples on demand (``mvsim launch --record``), the recorder is bot1's laser's reader while it
+    records the laser's topic: the scans are there, and with the topic left out the laser is never cast."""
+    for include, wanted in ((["*"], True), (["/bot1/odom"], False)):
+        world = mv.load_world(REPO / "worlds/demo.world.xml")
+        world.sensors_on_demand = True
+        laser = world.vehicles["bot1"].sensors["laser1"]
+        path = tmp_path / f"{wanted}.mcap"
+        with Recorder(world, path, include=include):
+            assert laser.readers == (frozenset({"record"}) if wanted else frozenset())
+            world.run(1.0)
+        assert laser.readers == frozenset()  # released when the recording ends
+        assert (laser.last is not None) == wanted
+        with AnyReader([path], default_typestore=TYPESTORE) as r:
+            counts = {c.topic: c.msgcount for c in r.connections}
+        assert counts.get("/bot1/laser1", 0) == (10 if wanted else 0)
+
+
 def test_a_truncated_file_still_gives_its_complete_chunks(recording, tmp_path):
     """What SIGKILL leaves: the file cut anywhere; mcap's NonSeekingReader (log_time_order=False: it yields as it
     reads) gives the messages of the whole chunks."""
