@@ -54,6 +54,7 @@ class _LevelGround:
     Attributes:
         z: the ground's height (m). rects: (P, 4) x_min, x_max, y_min, y_max (m, world) of the planes that hold it,
             (0, 4) for the implicit floor. reach: (V,) how far from its origin each vehicle's fit asks (m, padded).
+        z_query: the highest point a level vehicle's fit asks about (m): the ground plus the largest wheel radius.
         wheeled: (V,) bool, the vehicle has wheels; all_wheeled: every one has.
         pitch: (V,) the pitch a level fit writes: -0.0 for one-axle vehicles (-atan(0)), 0.0 for the others.
         out: (V,) bool, the last check's result; count: how many of ``out`` are set.
@@ -66,6 +67,7 @@ class _LevelGround:
     all_wheeled: bool
     pitch: np.ndarray
     out: np.ndarray
+    z_query: float = math.inf
     count: int = 0
 
 
@@ -501,19 +503,21 @@ class Physics:
         one_axle[self.supports.rows] = True
         return _LevelGround(z=ground[0], rects=ground[1] if ground[1] is not None else np.zeros((0, 4)),
                             reach=reach * (1.0 + 1e-9) + 1e-6, wheeled=wheeled, all_wheeled=bool(wheeled.all()),
-                            pitch=np.where(one_axle, -0.0, 0.0), out=np.zeros(n, dtype=np.bool_))
+                            pitch=np.where(one_axle, -0.0, 0.0), out=np.zeros(n, dtype=np.bool_),
+                            z_query=ground[0] + float(w.radius.max()) * (1.0 + 1e-9) + 1e-6)
 
     def _on_level_ground(self) -> np.ndarray | None:
         """(V,) bool: the vehicles whose fit this step gives level ground for sure, so it can be skipped: resting
         level at the ground's height now, every point the fit asks about over one of the planes (or anywhere, on
         the implicit floor) and out of reach of every block (farther than the vehicle's reach from the box around its
-        footprint), in one compiled call (:func:`~.vehicle_kernels.level_vehicles`). None when the world has no
-        such ground."""
+        footprint), in one compiled call (:func:`~.vehicle_kernels.level_vehicles`); blocks whose top no query of a
+        level vehicle reaches (walls, tall columns: :meth:`~.terrain.Terrain.blocks_up_to`) are left out, as they
+        cannot be its ground. None when the world has no such ground."""
         lv = self._level
         if lv is None:
             return None
         st = self.state
-        tf, box = self.terrain.block_boxes()
+        tf, box = self.terrain.blocks_up_to(lv.z_query)
         lv.count = level_vehicles(st[:, 0], st[:, 1], self.z, self.pitch, self.roll, lv.z, lv.rects, lv.reach, tf,
                                   box, lv.out)
         return lv.out

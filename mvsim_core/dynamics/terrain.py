@@ -147,6 +147,7 @@ class Terrain:
         self._planes = np.zeros((len(planes), 5))
         self.refresh_planes(everything=True)
         self._block_ids: tuple[int, ...] | None = None
+        self._below: tuple[Any, ...] | None = None  # blocks_up_to's last (pose array, z_lim, result)
         self._blocks: list[Any] = []
         self._poses: list[Any] | None = None
         self.set_blocks(blocks)
@@ -191,6 +192,23 @@ class Terrain:
         y_min, y_max, m). A query point meets a block only inside its footprint (in the block frame, reached from the
         world by that rotation), so only inside that box."""
         return self._pose_tf, self._box
+
+    def blocks_up_to(self, z_lim: float) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`block_boxes` of the blocks that may give ground at or below ``z_lim`` (m): all but the untilted
+        prisms whose top (pose z + zmax) is above it — a query that looks no higher than ``z_lim`` never finds them
+        (a wall, a tall column). Kept until a block moves (read only)."""
+        tf = self._pose_tf
+        cached = self._below
+        if cached is not None and cached[0] is tf and cached[1] == z_lim:
+            return cached[2], cached[3]
+        keep = ((self._kind != KIND_PRISM) | (tf[:, 2] + self._top <= z_lim) | (tf[:, 5] != 0.0)
+                | (tf[:, 8] != 0.0))
+        if keep.all():
+            out = (tf, self._box)
+        else:
+            out = (np.ascontiguousarray(tf[keep]), np.ascontiguousarray(self._box[keep]))
+        self._below = (tf, z_lim, *out)
+        return out
 
     @classmethod
     def from_world(cls, world: Any, **kwargs: Any) -> Terrain:
