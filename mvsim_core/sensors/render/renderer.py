@@ -200,6 +200,8 @@ void main() {}
 """
 
 _MODES = {"triangles": "GL_TRIANGLES", "lines": "GL_LINES", "points": "GL_POINTS"}
+_BACKGROUND_RGBA = np.array([*BACKGROUND, 255], dtype=np.float32) / 255.0
+_ZERO4 = np.zeros(4, np.float32)
 
 
 @dataclass
@@ -625,11 +627,17 @@ class SceneRenderer:
             GL.glDepthMask(GL.GL_TRUE)
             GL.glDisable(GL.GL_BLEND)
             GL.glFrontFace(GL.GL_CW)  # the row flip of the projection mirrors the window (camera_model)
-            bg = np.array([*BACKGROUND, 255], dtype=np.float32) / 255.0
-            GL.glClearBufferfv(GL.GL_COLOR, 0, bg)
-            GL.glClearBufferfv(GL.GL_COLOR, 1, np.zeros(4, np.float32))
+            colour = rgb or not depth  # (neither read back: the colour stays for present())
+            # only the attachments asked for are cleared and written (a 1920 × 1080 RGB camera skips the 8 MB of its
+            # optical depth, a depth camera the colour)
+            GL.glDrawBuffers(2, [GL.GL_COLOR_ATTACHMENT0 if colour else GL.GL_NONE,
+                                 GL.GL_COLOR_ATTACHMENT1 if depth else GL.GL_NONE])
+            if colour:
+                GL.glClearBufferfv(GL.GL_COLOR, 0, _BACKGROUND_RGBA)
+            if depth:
+                GL.glClearBufferfv(GL.GL_COLOR, 1, _ZERO4)
             GL.glClearBufferfv(GL.GL_DEPTH, 0, np.array([clear_depth], np.float32))
-            if self._sky_program:
+            if self._sky_program and colour:
                 self._draw_sky(view, proj)
             if self.draws:
                 self._draw(view, proj, light_mat, eye)
