@@ -89,6 +89,8 @@ class Options:
         for name, value in values.items():
             spec = SPECS.get(name)
             if spec is not None:
+                if name == "status_line" and isinstance(value, bool):  # YAML (-p, ros2 launch) reads off/on as bools
+                    value = "auto" if value else "off"
                 setattr(opts, name, _convert(name, value, type(spec.default)))
         opts.check()
         return opts

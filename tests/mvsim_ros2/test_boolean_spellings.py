@@ -46,6 +46,13 @@ def test_numbers_are_not_booleans_for_other_types() -> None:
         Options.from_values({"world_frame_id": 1})
 
 
+def test_status_line_off_and_on_as_yaml_reads_them() -> None:
+    """``-p status_line:=off`` reaches the node as the bool False (YAML 1.1): it means off; on means auto."""
+    assert Options.from_values({"status_line": False}).status_line == "off"
+    assert Options.from_values({"status_line": True}).status_line == "auto"
+    assert Options.from_values({"status_line": "periodic"}).status_line == "periodic"
+
+
 # ---------------------------------------------------------------------- launch_world.launch.py
 @pytest.fixture(scope="module")
 def launch_world() -> Any:
