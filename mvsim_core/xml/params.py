@@ -220,10 +220,18 @@ def read_params(table: Sequence[Param], nodes: Iterable[XmlNode | None], ctx: Pa
         name -> typed value (the default when absent).
     """
     node_list = [n for n in nodes if n is not None]
+    # each node's children indexed once (tag -> first child of that tag): params x children look-ups were quadratic
+    firsts: list[dict[str, XmlNode]] = []
+    if not attrs:
+        for n in node_list:
+            index: dict[str, XmlNode] = {}
+            for c in n.children:
+                index.setdefault(c.tag, c)
+            firsts.append(index)
     out = ParamValues()
     for p in table:
         found = False
-        for n in node_list:
+        for k, n in enumerate(node_list):
             for name in p.names:
                 if attrs:
                     if name in n.attrs:
@@ -232,7 +240,7 @@ def read_params(table: Sequence[Param], nodes: Iterable[XmlNode | None], ctx: Pa
                         found = True
                         break
                 else:
-                    c = n.child(name)
+                    c = firsts[k].get(name)
                     if c is not None:
                         out[p.name] = parse_value(p, c.text, c, ctx, extra=extra)
                         out.where[p.name] = c

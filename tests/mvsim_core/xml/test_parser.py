@@ -99,3 +99,33 @@ def test_deep_nesting_is_refused_at_the_limit_without_recursion():
                              "environment variable MVSIM_MAX_NESTING_DEPTH to raise it")
     deep = parse_text("<b>" * 50_000 + "</b>" * 50_000, max_depth=50_000)  # the reader itself has no recursion
     assert deep[0].children[0].tag == "b"
+
+
+def _cpu_seconds(fn, repeats: int = 3) -> float:
+    """Best CPU time of ``repeats`` calls (the least disturbed by other processes)."""
+    import time
+
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.process_time()
+        fn()
+        best = min(best, time.process_time() - t0)
+    return best
+
+
+def test_many_attributes_parse_in_linear_time():
+    """One tag of 100 000 attributes costs about what ten tags of 10 000 do (it was quadratic: 11x, 22 s)."""
+    one = "<a " + "\n".join(f'k{i}="{i}"' for i in range(100_000)) + "/>"
+    ten = "".join("<a " + "\n".join(f'k{i}="{i}"' for i in range(10_000)) + "/>" for _ in range(10))
+    roots = parse_text(one)
+    assert len(roots[0].attrs) == 100_000 and roots[0].attr_lines["k99999"] == 100_000
+    assert roots[0].attr_lines["k0"] == 1 and roots[0].attr_lines["k1"] == 2
+    ratio = _cpu_seconds(lambda: parse_text(one)) / _cpu_seconds(lambda: parse_text(ten))
+    assert ratio < 3.0, ratio
+
+
+def test_text_of_many_children_joins_in_linear_time():
+    many = "<a>" + "t<b/>" * 100_000 + "</a>"
+    few = "".join("<a>" + "t<b/>" * 10_000 + "</a>" for _ in range(10))
+    assert parse_text(many)[0].text == "t" * 100_000
+    assert _cpu_seconds(lambda: parse_text(many)) / _cpu_seconds(lambda: parse_text(few)) < 3.0
