@@ -70,11 +70,12 @@ def load_world(path: str | os.PathLike[str], *, seed: int = 0, allow_shell: bool
 
     p = Path(path)
     shown = str(path)
-    text = read_text_file(p, shown_as=shown)
     environ = dict(os.environ if env is None else env)
+    limits = limits or LoadLimits.from_env(environ)
+    text = read_text_file(p, shown_as=shown, max_bytes=limits.included_bytes)
     overrides = Overrides.of(variables, include_params)
-    ctx = ParseContext(env=environ, rng=WorldRandom(seed), allow_shell=allow_shell,
-                       limits=limits or LoadLimits.from_env(environ), overrides=overrides)
+    ctx = ParseContext(env=environ, rng=WorldRandom(seed), allow_shell=allow_shell, limits=limits,
+                       overrides=overrides)
     ctx.variables.update(overrides.variables)
     if not text.strip():
         raise WorldFileError(shown, 1, "empty file; a world file holds one <mvsim_world> element")

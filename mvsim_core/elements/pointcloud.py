@@ -15,7 +15,7 @@ from typing import ClassVar
 import numpy as np
 
 from mvsim_core.elements.base import WorldElement
-from mvsim_core.io.file_check import file_problem, shown_path
+from mvsim_core.io.file_check import FileProblem, file_problem, read_bytes_limited, shown_path
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.node import XmlNode
 from mvsim_core.xml.params import Kind, Param
@@ -33,7 +33,9 @@ def read_points_txt(path: Path, dims: int) -> np.ndarray:
         ValueError: unreadable file, a short or non-numeric line (the message gives the 1-based line), or no data.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bytes_limited(path).decode("utf-8")
+    except FileProblem as e:
+        raise ValueError(f"point file {e}") from None
     except (OSError, UnicodeDecodeError) as e:
         raise ValueError(f"cannot read point file {path}: {e}") from None
     rows: list[list[float]] = []

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from mvsim_core.errors import AssetError
+from mvsim_core.io.file_check import FileProblem, read_bytes_limited
 from mvsim_core.io.image_map import luminance, read_image_array
 from mvsim_core.memory_budget import budget_message, over_budget
 
@@ -124,10 +125,12 @@ def load_dem_xyzrgb(path: str | Path) -> np.ndarray:
             (the message gives the 1-based line number).
     """
     p = Path(path)
-    if not p.is_file():
-        raise AssetError(str(path), "DEM file not found (check <dem_xyzrgb_file>)")
     try:
-        text = p.read_text(encoding="utf-8", errors="strict")
+        text = read_bytes_limited(p).decode("utf-8", errors="strict")
+    except FileProblem as e:
+        if e.problem == "not found":
+            raise AssetError(str(path), "DEM file not found (check <dem_xyzrgb_file>)") from None
+        raise AssetError(str(path), f"DEM file {e.problem}") from None
     except (OSError, UnicodeDecodeError) as e:
         raise AssetError(str(path), f"cannot read DEM text file: {e}") from e
     values: list[float] = []

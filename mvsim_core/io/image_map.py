@@ -38,11 +38,25 @@ import numpy as np
 from PIL import Image, UnidentifiedImageError
 
 from mvsim_core.errors import AssetError
+from mvsim_core.io.file_check import file_problem
 from mvsim_core.io.grid_map import GridMap
 from mvsim_core.memory_budget import budget_message, over_budget
 
 # ITU-R BT.601 luma weights (as MRPT >= 2.x CImage::getAsFloat and OpenCV's grayscale conversion).
 _LUMA = np.array([0.299, 0.587, 0.114], dtype=np.float64)
+
+
+def image_size(path: str | Path) -> tuple[int, int] | None:
+    """``(width, height)`` pixels of an image from its header (nothing decoded), or None when it cannot be read as
+    an image (:func:`read_image_array` then says why)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            with Image.open(Path(path)) as img:
+                w, h = img.size
+                return int(w), int(h)
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError, Image.DecompressionBombError):
+        return None
 
 
 def read_image_array(path: str | Path) -> np.ndarray:
@@ -56,14 +70,15 @@ def read_image_array(path: str | Path) -> np.ndarray:
             memory budget allows (:mod:`mvsim_core.memory_budget`, one float64 per pixel).
     """
     p = Path(path)
-    if not p.exists():
+    problem = file_problem(p)
+    if problem == "not found":
         raise AssetError(
             str(path),
             "image file not found (check the path; relative paths are resolved against the "
             "directory of the file that references it)",
         )
-    if not p.is_file():
-        raise AssetError(str(path), "is not a regular file (expected an image such as .png/.jpg/.bmp)")
+    if problem is not None:
+        raise AssetError(str(path), f"{problem} (expected an image such as .png/.jpg/.bmp)")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)

@@ -34,6 +34,7 @@ from typing import Literal
 import numpy as np
 
 from mvsim_core.errors import AssetError
+from mvsim_core.io.file_check import file_problem
 
 ColladaAxes = Literal["assimp", "native", "z_up"]
 
@@ -227,8 +228,9 @@ def load_mesh(path: str | Path, scale: float = 1.0, *, collada_axes: ColladaAxes
             "mesh file not found (check <model_uri>; relative paths are resolved against "
             f"the directory of the XML file that references it): {e}",
         ) from e
-    if not resolved.is_file():
-        raise AssetError(str(path), "is not a regular file (expected a .dae/.fbx/.glb/.obj/.stl/.ply mesh)")
+    problem = file_problem(resolved)
+    if problem is not None:
+        raise AssetError(str(path), f"{problem} (expected a .dae/.fbx/.glb/.obj/.stl/.ply mesh)")
     return _load_mesh_cached(str(resolved), st.st_mtime_ns, st.st_size, s, collada_axes)
 
 

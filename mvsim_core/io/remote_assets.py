@@ -38,6 +38,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from mvsim_core.io.file_check import file_problem
+
 DOWNLOAD_TIMEOUT_S = 3.0
 NEGATIVE_CACHE_TTL_S = 3600.0
 MAX_DOWNLOAD_BYTES = 512 * 1024 * 1024
@@ -131,12 +133,12 @@ def resolve_model_uri(uri: str, base_dir: str | Path) -> ResolvedAsset:
     if not p.is_absolute():
         p = Path(base_dir) / p
     p = Path(os.path.abspath(p))
-    try:
-        if p.is_file():
-            return ResolvedAsset(p, False, "local file")
-    except OSError as e:
-        return ResolvedAsset(None, False, f"cannot access {p}: {e}")
-    return ResolvedAsset(None, False, f"file not found: {p}")
+    problem = file_problem(p)
+    if problem is None:
+        return ResolvedAsset(p, False, "local file")
+    if problem == "not found":
+        return ResolvedAsset(None, False, f"file not found: {p}")
+    return ResolvedAsset(None, False, f"{p} {problem}")
 
 
 # ------------------------------------------------------------------------------------------------ remote

@@ -33,7 +33,7 @@ import numpy as np
 import yaml
 
 from mvsim_core.errors import AssetError, quoted
-from mvsim_core.io.file_check import file_problem
+from mvsim_core.io.file_check import FileProblem, file_problem, read_bytes_limited
 from mvsim_core.io.grid_map import GridMap
 from mvsim_core.io.image_map import read_image_array
 
@@ -68,10 +68,13 @@ def load_ros_map_yaml(path: str | Path) -> GridMap:
             mode or non-zero origin yaw.
     """
     p = Path(path)
-    if not p.is_file():
-        raise AssetError(str(path), "ROS map YAML file not found (check the <file> path of the occupancy_grid)")
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        data = yaml.safe_load(read_bytes_limited(p).decode("utf-8"))
+    except FileProblem as e:
+        if e.problem == "not found":
+            raise AssetError(str(path), "ROS map YAML file not found (check the <file> path of the "
+                                        "occupancy_grid)") from None
+        raise AssetError(str(path), f"ROS map YAML file {e.problem}") from None
     except (OSError, UnicodeDecodeError) as e:
         raise AssetError(str(path), f"cannot read file: {e}") from e
     except yaml.YAMLError as e:

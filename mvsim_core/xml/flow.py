@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from mvsim_core.errors import WorldFileError
+from mvsim_core.io.file_check import FileProblem, file_problem, read_bytes_limited
 from mvsim_core.xml.context import CURRENT_DIR_VAR, ParseContext
 from mvsim_core.xml.node import XmlNode
 from mvsim_core.xml.parser import decode_bytes, parse_text
@@ -96,13 +97,22 @@ def read_included(path: Path, node: XmlNode, ctx: ParseContext, *, retain: froze
         if len(stack) > limits.include_depth:
             raise ctx.error(node, limits.message("include_depth", f"<include> nested {len(stack)} levels deep",
                                                  "include levels"), attr="file")
-        if not path.is_file():
-            raise ctx.error(node, f"included file not found: {shown}", attr="file")
+        problem = file_problem(path, max_bytes=None)
+        if problem is not None and problem.startswith("cannot be used ("):
+            raise ctx.error(node, f"cannot use included file {shown}: {problem[16:-1]}; check the file=\"...\" "
+                                  f"path", attr="file")
+        if problem is not None:
+            raise ctx.error(node, f"included file {problem}: {shown}", attr="file")
         ctx.budget.charge_include(node.file, node.attr_lines.get("file", node.line))
         size = path.stat().st_size
         if size > ctx.budget.bytes_left():
             raise ctx.error(node, ctx.budget.included_bytes_message(size), attr="file")
-        data = path.read_bytes()
+        try:
+            data = read_bytes_limited(path, ctx.budget.bytes_left())
+        except FileProblem as e:  # changed since it was looked at: grew, or became something else
+            msg = (ctx.budget.included_bytes_message(size) if e.problem.startswith("is too large")
+                   else f"included file {e.problem}: {shown}")
+            raise ctx.error(node, msg, attr="file") from None
     except OSError as e:  # a name too long, a permission, a device error
         reason = e.strerror or str(e)
         raise ctx.error(node, f"cannot use included file {shown}: {reason}; check the file=\"...\" path",

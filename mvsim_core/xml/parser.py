@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from mvsim_core.errors import WorldFileError
+from mvsim_core.io.file_check import FileProblem, read_bytes_limited
 from mvsim_core.xml.limits import ENV_NAMES, LoadLimits
 from mvsim_core.xml.node import XmlNode
 
@@ -34,6 +35,7 @@ _WS = re.compile(r"\s*")
 _ENTITY = re.compile(r"&(#x[0-9a-fA-F]+|#[0-9]+|lt|gt|amp|quot|apos);")
 _NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
 DEFAULT_MAX_DEPTH = LoadLimits().nesting_depth
+DEFAULT_MAX_TEXT_BYTES = LoadLimits().included_bytes
 
 Warn = Callable[[str, int, str], None]
 
@@ -59,22 +61,27 @@ def _decode_entities(s: str) -> str:
     return _ENTITY.sub(repl, s)
 
 
-def read_text_file(path: str | Path, *, shown_as: str | None = None) -> str:
+def read_text_file(path: str | Path, *, shown_as: str | None = None,
+                   max_bytes: int = DEFAULT_MAX_TEXT_BYTES) -> str:
     """Read a world file as text, refusing binary data with a clear error.
 
     Args:
         path: file to read.
         shown_as: the name to use in error messages (defaults to ``path``).
+        max_bytes: the longest file read (bytes; ``MVSIM_MAX_INCLUDED_BYTES``, the limit of included text): a
+            longer one, a directory or a special file (``/dev/zero``, a fifo) is refused, not read forever.
     """
     name = shown_as or str(path)
     try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise WorldFileError(name, 0, "file not found; check the path") from None
-    except IsADirectoryError:
-        raise WorldFileError(name, 0, "is a directory, not a world file") from None
-    except OSError as e:
-        raise WorldFileError(name, 0, f"cannot read file: {e.strerror}") from None
+        data = read_bytes_limited(Path(path), max_bytes)
+    except FileProblem as e:
+        if e.problem == "not found":
+            raise WorldFileError(name, 0, "file not found; check the path") from None
+        if e.problem == "is a directory":
+            raise WorldFileError(name, 0, "is a directory, not a world file") from None
+        hint = (f"; set the environment variable {ENV_NAMES['included_bytes']} to raise it"
+                if e.problem.startswith("is too large") else "; a world file is a regular XML text file")
+        raise WorldFileError(name, 0, f"{e.problem}{hint}") from None
     return decode_bytes(data, name)
 
 
@@ -121,6 +128,7 @@ def parse_text(text: str, file: str = "<string>", *, warn: Warn | None = None,
     """
     roots: list[XmlNode] = []
     stack: list[XmlNode] = []
+    texts: list[list[str]] = []  # the text pieces of each open element, joined when it closes (linear time)
     suspect: tuple[XmlNode, str, int] | None = None
     pos = 0
     line = 1  # line number at `pos`
@@ -139,7 +147,7 @@ def parse_text(text: str, file: str = "<string>", *, warn: Warn | None = None,
         if lt > pos:
             chunk = text[pos:lt]
             if stack:
-                stack[-1].text += _decode_entities(chunk)
+                texts[-1].append(_decode_entities(chunk))
             elif chunk.strip():
                 raise WorldFileError(file, line + chunk[: len(chunk) - len(chunk.lstrip())].count("\n"),
                                      "text outside of any element; this is not an XML world file")
@@ -158,7 +166,7 @@ def parse_text(text: str, file: str = "<string>", *, warn: Warn | None = None,
             if end < 0:
                 raise WorldFileError(file, start_line, "CDATA section is never closed; add ']]>'")
             if stack:
-                stack[-1].text += text[pos + 9:end]
+                texts[-1].append(text[pos + 9:end])
             advance(end + 3)
         elif text.startswith("<?", pos):
             end = find("?>", pos + 2)
@@ -184,6 +192,7 @@ def parse_text(text: str, file: str = "<string>", *, warn: Warn | None = None,
                 raise WorldFileError(file, start_line,
                                      f"closing tag </{name}> without a matching opening tag; remove it")
             node = stack.pop()
+            node.text += "".join(texts.pop())
             if name != node.tag and suspect is None and any(o.tag == name for o in stack):
                 # probably a missing closing tag: remember it in case the document ends unbalanced
                 suspect = (node, name, start_line)
@@ -198,12 +207,17 @@ def parse_text(text: str, file: str = "<string>", *, warn: Warn | None = None,
                                                       "(write &lt; for a literal '<' in text)")
             node = XmlNode(tag=m.group(0), file=file, line=start_line)
             p = m.end()
+            # lines are counted incrementally, from one attribute to the next (not from the tag's start for each:
+            # that made a tag of many attributes quadratic)
+            aline, counted = line, pos
             while True:
                 a = _ATTR.match(text, p)
                 if a is None:
                     break
                 aname = a.group(1)
-                node.attr_lines[aname] = line + text.count("\n", pos, a.start(1))
+                aline += text.count("\n", counted, a.start(1))
+                counted = a.start(1)
+                node.attr_lines[aname] = aline
                 raw = a.group(2) if a.group(2) is not None else a.group(3)
                 node.attrs[aname] = _decode_entities(raw)
                 p = a.end()
@@ -237,6 +251,7 @@ def parse_text(text: str, file: str = "<string>", *, warn: Warn | None = None,
                 roots.append(node)
             if not self_closing:
                 stack.append(node)
+                texts.append([])
             advance(tag_end)
 
     if stack:

@@ -122,7 +122,7 @@ def test_errors(tmp_path):
     bad.write_bytes(b"this is not an image")
     with pytest.raises(AssetError, match="cannot decode image"):
         load_image_grid(bad)
-    with pytest.raises(AssetError, match="regular file"):
+    with pytest.raises(AssetError, match="is a directory"):
         load_image_grid(tmp_path)
     with pytest.raises(ValueError, match="resolution"):
         load_image_grid(write_gray(tmp_path, PIXELS), resolution=-1)

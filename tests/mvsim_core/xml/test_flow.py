@@ -101,9 +101,11 @@ def test_include_path_the_system_cannot_use_is_a_world_file_error(tmp_path):
     assert ei.value.line == 4 and ei.value.message.endswith(': File name too long; check the file="..." path')
 
 
-def test_include_of_a_directory_or_a_device_is_not_found(tmp_path):
+def test_include_of_a_directory_or_a_device_says_what_it_is(tmp_path):
     (tmp_path / "dir.xml").mkdir()
-    for target, shown in (("dir.xml", str(tmp_path / "dir.xml")), ("/dev/zero", "/dev/zero")):
+    for target, what in (("dir.xml", f"is a directory: {tmp_path / 'dir.xml'}"),
+                         ("/dev/zero", "is not a regular file (a device, fifo or socket): /dev/zero"),
+                         ("none.xml", f"not found: {tmp_path / 'none.xml'}")):
         with pytest.raises(mv.WorldFileError) as ei:
             load(tmp_path, f'<include file="{target}"/>')
-        assert (ei.value.line, ei.value.message) == (2, f"included file not found: {shown}")
+        assert (ei.value.line, ei.value.message) == (2, f"included file {what}")
