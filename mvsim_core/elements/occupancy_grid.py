@@ -9,6 +9,7 @@ around each object, cells as static squares) belongs to the physics.
 
 from __future__ import annotations
 
+import weakref
 from pathlib import Path
 from typing import ClassVar
 
@@ -19,7 +20,10 @@ from mvsim_core.errors import AssetError
 from mvsim_core.geometry.extent import Extent
 from mvsim_core.io.file_check import file_problem, shown_path
 from mvsim_core.io.grid_map import GridMap
+from mvsim_core.memory_budget import budget_message, over_budget
 from mvsim_core.xml.context import ParseContext
+from mvsim_core.xml.limits import Charge
+from mvsim_core.xml.node import XmlNode
 from mvsim_core.xml.params import Kind, Param
 
 _IMAGE_ONLY = ("resolution", "centerpixel_x", "centerpixel_y")
@@ -35,6 +39,13 @@ this height (the default ``wallHeight`` of upstream's ``<walls>``). The 2D physi
 height keeps them solid for every sensor without making the sky hit them.)"""
 MIN_RESOLUTION = 1e-3
 """Smallest cell size of an image map (m)."""
+CELL_BYTES = 4
+"""Bytes per cell of a decoded grid (float32 occupancy), charged to the load budget once per shared grid."""
+MASK_CELL_BYTES = 1
+"""Bytes per cell of the collision mask each occupancy grid element's physics builds (one bool per cell)."""
+
+_SHARED: weakref.WeakValueDictionary[tuple[object, ...], GridMap] = weakref.WeakValueDictionary()
+"""Decoded grids by :meth:`OccupancyGrid._key`, while some element holds them."""
 
 
 def map_format(path: str | Path) -> str:
@@ -86,28 +97,87 @@ class OccupancyGrid(WorldElement):
             raise ctx.error(file_node, f"map file {problem}: {shown_path(self.path)}")
         self.format = map_format(self.path)
         try:
-            if self.format == "ros_yaml":
-                from mvsim_core.io.ros_map_yaml import load_ros_map_yaml
-
-                self.grid = load_ros_map_yaml(self.path)
-            elif self.format == "mrpt_gridmap":
-                from mvsim_core.io.mrpt_gridmap import load_mrpt_gridmap
-
-                self.grid = load_mrpt_gridmap(self.path)
-            else:
-                from mvsim_core.io.image_map import load_image_grid
-
-                p = self.params
-                self.grid = load_image_grid(self.path, p.resolution, p.centerpixel_x, p.centerpixel_y)
+            self.grid = self._shared_grid(ctx, file_node)
         except AssetError as e:
             raise ctx.error(file_node, str(e)) from None
         except ValueError as e:
             raise ctx.error(file_node, str(e)) from None
+        cells = self.grid.nx * self.grid.ny
+        ctx.budget.charge("occupancy grid collision mask", [Charge("occupancy grid collision mask",
+                                                                   cells * MASK_CELL_BYTES, file_node.file,
+                                                                   file_node.line, objects=0)],
+                          file_node.file, file_node.line)
         if self.format != "image":
             for name in _IMAGE_ONLY:
                 if name in self.params.where:
                     ctx.warn(child_node(self, name), f"<{name}> is ignored for a {self.path.suffix} map: the map "
                                                      f"file sets its own resolution and origin")
+
+    def _key(self) -> tuple[object, ...]:
+        """What identifies the decoded grid: the file (resolved path, size, modification time) and the parameters
+        that change the decoding (an image's resolution and centre pixel)."""
+        st = self.path.stat()
+        p = self.params
+        extra = (p.resolution, p.centerpixel_x, p.centerpixel_y) if self.format == "image" else ()
+        return (str(self.path.resolve()), st.st_size, st.st_mtime_ns, self.format, *extra)
+
+    def _cells(self) -> int | None:
+        """Cells of the map from its file's header, before decoding (None: only known once decoded)."""
+        if self.format == "mrpt_gridmap":
+            from mvsim_core.io.mrpt_gridmap import mrpt_gridmap_size
+
+            nx, ny = mrpt_gridmap_size(self.path)
+            return nx * ny
+        if self.format == "image":
+            from mvsim_core.io.image_map import image_size
+
+            size = image_size(self.path)
+            return None if size is None else size[0] * size[1]
+        return None
+
+    def _decode(self) -> GridMap:
+        if self.format == "ros_yaml":
+            from mvsim_core.io.ros_map_yaml import load_ros_map_yaml
+
+            return load_ros_map_yaml(self.path)
+        if self.format == "mrpt_gridmap":
+            from mvsim_core.io.mrpt_gridmap import load_mrpt_gridmap
+
+            return load_mrpt_gridmap(self.path)
+        from mvsim_core.io.image_map import load_image_grid
+
+        p = self.params
+        return load_image_grid(self.path, p.resolution, p.centerpixel_x, p.centerpixel_y)
+
+    def _shared_grid(self, ctx: ParseContext, file_node: XmlNode) -> GridMap:
+        """The decoded grid, shared read-only by every element (of every world alive) that loads the same unchanged
+        file with the same parameters, and charged to the load budget once per load, from the file's header
+        before it is decoded (:data:`CELL_BYTES` per cell)."""
+        key = self._key()
+        here = (file_node.file, file_node.line)
+        cached = _SHARED.get(key)
+        if cached is not None:
+            cells: int | None = cached.nx * cached.ny
+        else:
+            cells = self._cells()
+            if cells is not None and over_budget(cells, CELL_BYTES):
+                raise ValueError(budget_message(f"an occupancy grid of {cells} cells", cells, CELL_BYTES,
+                                                "use a smaller or coarser map"))
+        what = f"occupancy grid {self.path.name}"
+
+        def charge(n: int) -> None:
+            ctx.budget.charge_once(key, what, [Charge("occupancy grid", n * CELL_BYTES, *here, objects=0)], *here)
+
+        if cells is not None:
+            charge(cells)
+        grid = cached or _SHARED.get(key)
+        if grid is None:
+            grid = self._decode()
+            grid.occupancy.setflags(write=False)
+            _SHARED[key] = grid
+        if cells is None:
+            charge(grid.nx * grid.ny)
+        return grid
 
     def extent(self) -> Extent | None:
         """The box of the occupied cells, from the floor to :data:`CELL_HEIGHT` (the 3D sensors' boxes; for the 2D

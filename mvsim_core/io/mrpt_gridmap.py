@@ -29,7 +29,6 @@ Cell value -> probability (MRPT ``CLogOddsGridMapLUT``): with integer log-odds `
 
 from __future__ import annotations
 
-import gzip
 import math
 import struct
 import zlib
@@ -38,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from mvsim_core.errors import AssetError
+from mvsim_core.io.file_check import FileProblem, read_bytes_limited
 from mvsim_core.io.grid_map import GridMap
 
 CLASS_NAME = "COccupancyGridMap2D"
@@ -214,8 +214,103 @@ def parse_mrpt_gridmap_bytes(data: bytes) -> tuple[GridMap, int]:
     return grid, version
 
 
+TRAILER_BYTES = 2**20
+"""Most bytes a stream may hold besides its header and cells (the options after the cells take under 1 KiB): a gzip
+file that inflates past header + cells + this is refused without being inflated further (a gzip bomb)."""
+_PEEK_BYTES = 256
+
+
+class GridmapTooLarge(ValueError):
+    """The (inflated) stream is longer than what its header announces."""
+
+
+def _inflate(raw: bytes, cap: int, *, partial: bool = False) -> bytes:
+    """Gunzip ``raw`` (every member), producing at most ``cap`` bytes.
+
+    Args:
+        partial: return the first ``cap`` bytes (a header peek) instead of refusing a longer stream.
+
+    Raises:
+        GridmapTooLarge: the data inflates past ``cap`` bytes (not ``partial``).
+        EOFError: the data ends inside a member.
+        zlib.error: corrupt data.
+    """
+    out: list[bytes] = []
+    total = 0
+    data = raw
+    while data[:2] == _GZIP_MAGIC:
+        d = zlib.decompressobj(wbits=31)
+        chunk = d.decompress(data, cap + 1 - total)
+        total += len(chunk)
+        out.append(chunk)
+        if total > cap:
+            if partial:
+                return b"".join(out)[:cap]
+            raise GridmapTooLarge(f"the gzip data inflates past {cap} bytes, more than its header announces")
+        if not d.eof:
+            if partial:
+                break
+            raise EOFError("compressed stream ended before the end-of-stream marker")
+        data = d.unused_data
+    return b"".join(out)
+
+
+def _stream_bytes(path: Path, cap: int, *, partial: bool = False) -> bytes:
+    """The serialized stream of ``path``: its bytes, gunzipped when they start with the gzip magic (see
+    :func:`_inflate` for ``cap`` and ``partial``).
+
+    Raises:
+        AssetError: not a usable file, bad gzip data, or more data than ``cap``.
+    """
+    try:
+        blob = read_bytes_limited(path)
+    except FileProblem as e:
+        if e.problem == "not found":
+            raise AssetError(str(path), "MRPT gridmap file not found (check the <file> path of the "
+                                        "occupancy_grid)") from None
+        raise AssetError(str(path), f"MRPT gridmap file {e.problem}") from None
+    if blob[:2] != _GZIP_MAGIC:
+        return blob[:cap] if partial else blob
+    try:
+        return _inflate(blob, cap, partial=partial)
+    except GridmapTooLarge as e:
+        raise AssetError(str(path), f"{e}; the file is corrupt or not a gridmap, re-export the map") from None
+    except (EOFError, OSError, zlib.error) as e:
+        raise AssetError(
+            str(path), f"gzip data is truncated or corrupt ({e}); re-download or re-export the map"
+        ) from e
+
+
+def mrpt_gridmap_size(path: str | Path) -> tuple[int, int]:
+    """``(size_x, size_y)`` cells of an MRPT ``.gridmap[.gz]``, read from its header: only its first bytes are
+    inflated, so that the grid can be charged to the load budget before it is decoded.
+
+    Raises:
+        AssetError: as :func:`load_mrpt_gridmap`, for what the header shows.
+    """
+    head = _stream_bytes(Path(path), _PEEK_BYTES, partial=True)
+    if not head:
+        raise AssetError(str(path), "file is empty (expected an MRPT serialized COccupancyGridMap2D)")
+    r = _Reader(head)
+    try:
+        name, version, _ = _read_header(r)
+        if name != CLASS_NAME:
+            raise ValueError(f"the stream holds an object of class '{name}', expected '{CLASS_NAME}'")
+        if version >= 2:
+            r.unpack("B", "bits per cell")
+        size_x, size_y = r.unpack("II", "grid size")
+    except _Truncated as e:
+        raise AssetError(str(path), f"truncated MRPT gridmap ({e}); the file is incomplete, re-export it") from e
+    except ValueError as e:
+        raise AssetError(str(path), f"not a valid MRPT COccupancyGridMap2D stream: {e}") from e
+    return int(size_x), int(size_y)
+
+
 def load_mrpt_gridmap(path: str | Path) -> GridMap:
     """Load an MRPT ``.gridmap`` (optionally gzip-compressed) occupancy grid.
+
+    A gzip file is inflated no further than its header announces (header, cells at 2 bytes each at most, and
+    :data:`TRAILER_BYTES`).
 
     Returns:
         GridMap: ``occupancy[iy, ix]`` = P(occupied), ``iy = 0`` at ``y_min``; ``x_min``, ``y_min``, ``resolution``
@@ -225,21 +320,8 @@ def load_mrpt_gridmap(path: str | Path) -> GridMap:
         AssetError: missing file, bad gzip data, not an MRPT COccupancyGridMap2D stream, truncated or corrupt data.
     """
     p = Path(path)
-    if not p.is_file():
-        raise AssetError(str(path), "MRPT gridmap file not found (check the <file> path of the occupancy_grid)")
-    try:
-        blob = p.read_bytes()
-    except OSError as e:
-        raise AssetError(str(path), f"cannot read file: {e}") from e
-    if blob[:2] == _GZIP_MAGIC:
-        try:
-            blob = gzip.decompress(blob)
-        except (EOFError, OSError, zlib.error) as e:
-            raise AssetError(
-                str(path), f"gzip data is truncated or corrupt ({e}); re-download or re-export the map"
-            ) from e
-    if not blob:
-        raise AssetError(str(path), "file is empty (expected an MRPT serialized COccupancyGridMap2D)")
+    size_x, size_y = mrpt_gridmap_size(p)
+    blob = _stream_bytes(p, _PEEK_BYTES + 2 * size_x * size_y + TRAILER_BYTES)
     try:
         grid, _ = parse_mrpt_gridmap_bytes(blob)
     except _Truncated as e:

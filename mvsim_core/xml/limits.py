@@ -28,6 +28,10 @@ limit (environment variable)   default          what it bounds
 ``MVSIM_MAX_INCLUDED_BYTES``   64 MiB           characters of included text after text substitution, all included
                                                 files of one load together
 ``MVSIM_MAX_NESTING_DEPTH``    1000             elements nested inside each other in one file
+``MVSIM_MAX_LOAD_SECONDS``     120              wall-clock seconds of parsing and expansion (checked at every
+                                                object, value, loop, include and array charge): the net under
+                                                everything the other limits let through; a 10 000-robot fleet
+                                                loads in well under a minute
 =============================  ===============  ====================================================================
 
 The limits stop bombs, not fleets: 10 000 differential robots with a 2D lidar each (about 1 GiB estimated, 20 000
@@ -48,7 +52,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -67,6 +72,7 @@ ENV_NAMES: dict[str, str] = {
     "nesting_depth": "MVSIM_MAX_NESTING_DEPTH",
     "objects": "MVSIM_MAX_OBJECTS",
     "memory": "MVSIM_MAX_LOAD_MEMORY",
+    "seconds": "MVSIM_MAX_LOAD_SECONDS",
 }
 """Field of :class:`LoadLimits` -> the environment variable that sets it."""
 
@@ -99,6 +105,8 @@ class LoadLimits:
         nesting_depth: element nesting levels in one file.
         objects: vehicles, blocks, actors, elements, sensors, markers and joints built per load.
         memory: bytes of estimated memory of what one load builds (:mod:`mvsim_core.memory_budget`).
+        seconds: wall-clock seconds one load may spend parsing and expanding (checked at every object, value,
+            loop, include and array charge).
     """
 
     loop_iterations: int = 100_000
@@ -110,6 +118,7 @@ class LoadLimits:
     nesting_depth: int = 1000
     objects: int = 50_000
     memory: int = LOAD_BUDGET_BYTES
+    seconds: int = 120
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -203,10 +212,14 @@ class LoadBudget:
     """
 
     __slots__ = ("limits", "loop_iterations", "included_files", "included_bytes", "substituted", "objects",
-                 "memory", "_biggest", "_loops", "_last_loop")
+                 "memory", "_biggest", "_loops", "_last_loop", "_shared", "_clock", "_deadline")
 
-    def __init__(self, limits: LoadLimits | None = None) -> None:
+    def __init__(self, limits: LoadLimits | None = None, *, clock: Callable[[], float] = time.monotonic) -> None:
+        """``clock``: seconds of a monotonic clock (the time limit's; :func:`time.monotonic`)."""
         self.limits = limits or LoadLimits()
+        self._clock = clock
+        self._deadline = clock() + self.limits.seconds
+        self._shared: set[Hashable] = set()
         self.loop_iterations = 0
         self.included_files = 0
         self.included_bytes = 0
@@ -224,6 +237,7 @@ class LoadBudget:
         Raises:
             WorldFileError: at ``file:line``, when the memory or the objects of this load go over their limit.
         """
+        self.check_time(file, line)
         items = list(charges)
         count = sum(c.objects for c in items)
         nbytes = sum(c.nbytes for c in items)
@@ -239,6 +253,27 @@ class LoadBudget:
         if self.objects > self.limits.objects:
             raise WorldFileError(file, line, self.limits.message(
                 "objects", f"{what} would bring this load to {self.objects} objects", "objects per load"))
+
+    def charge_once(self, key: Hashable, what: str, charges: Iterable[Charge], file: str, line: int) -> bool:
+        """:meth:`charge` what is built once and shared by every element that asks for the same ``key`` (a decoded
+        map file): charged the first time only. Returns whether it was charged now."""
+        if key in self._shared:
+            self.check_time(file, line)
+            return False
+        self.charge(what, charges, file, line)
+        self._shared.add(key)
+        return True
+
+    def check_time(self, file: str, line: int) -> None:
+        """Raise once this load has run longer than ``MVSIM_MAX_LOAD_SECONDS``.
+
+        Raises:
+            WorldFileError: at ``file:line`` (where the load was when it noticed), naming the limit.
+        """
+        if self._clock() > self._deadline:
+            raise WorldFileError(file, line, self.limits.message(
+                "seconds", "reading this world takes too long (still parsing and expanding it here)",
+                "seconds of parsing and expansion per load"))
 
     def biggest(self, n: int = 3) -> str:
         """The ``n`` kinds of things that cost most so far, with where the first of each was built:
@@ -304,6 +339,7 @@ class LoadBudget:
     # ------------------------------------------------------------------ expansion
     def charge_substituted(self, size: int, file: str, line: int) -> None:
         """Count a value of ``size`` characters that substitution produced (read at ``file:line``)."""
+        self.check_time(file, line)
         total = self.substituted + size
         if total > self.limits.substituted:
             raise WorldFileError(file, line, self.limits.message(
@@ -314,6 +350,7 @@ class LoadBudget:
     def charge_loop(self, iterations: int, elements: int, file: str, line: int) -> None:
         """Count a ``<for>`` (at ``file:line``) about to run ``iterations`` times over a body of ``elements``
         elements: it costs ``iterations * max(elements, 1)``, what it makes the walker visit."""
+        self.check_time(file, line)
         n = max(iterations, 0)
         cost = n * max(elements, 1)
         if self.loop_iterations + cost > self.limits.loop_iterations:
@@ -326,6 +363,7 @@ class LoadBudget:
 
     def charge_include(self, file: str, line: int) -> None:
         """Count one ``<include>`` (at ``file:line``) about to be read."""
+        self.check_time(file, line)
         if self.included_files + 1 > self.limits.included_files:
             raise WorldFileError(file, line, self.limits.message(
                 "included_files", f"<include> number {self.included_files + 1} in this load",
@@ -338,6 +376,7 @@ class LoadBudget:
 
     def charge_bytes(self, size: int, file: str, line: int) -> None:
         """Count ``size`` characters of included text (read by the ``<include>`` at ``file:line``)."""
+        self.check_time(file, line)
         if size > self.bytes_left():
             raise WorldFileError(file, line, self.included_bytes_message(size))
         self.included_bytes += size

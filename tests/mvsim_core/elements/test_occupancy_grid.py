@@ -111,3 +111,34 @@ def test_resolution_must_be_positive(build, worlds_dir: Path, value: str):
         build(f'<element class="occupancy_grid">\n <file>{png}</file>\n\n <resolution>{value}</resolution>\n'
               f'</element>')
     assert ei.value.line == 4 and "<resolution> must be greater than 0 m" in ei.value.message
+
+
+def test_copies_of_one_map_share_one_read_only_grid_charged_once(build, worlds_dir: Path):
+    from mvsim_core.xml.context import ParseContext
+
+    f = worlds_dir / "mvsim_tutorial" / "uma_campus.gridmap.gz"
+    ctx = ParseContext()
+    a, _ = build(f'<element class="occupancy_grid"><file>{f}</file></element>', ctx)
+    b, _ = build(f'<element class="occupancy_grid"><file>{f}</file></element>', ctx)
+    assert a.grid is b.grid and not a.grid.occupancy.flags.writeable
+    cells = 1888 * 2738
+    assert ctx.budget.memory == 4 * cells + 2 * cells  # one grid (float32), two collision masks (1 B per cell)
+    assert ctx.budget.biggest() == (f"1 occupancy grid (19.7 MiB, at w.xml:1), 2 occupancy grid collision masks "
+                                    f"(9.86 MiB, the first at w.xml:1)")
+
+
+def test_the_load_budget_refuses_copies_of_a_big_map_naming_contributors(tmp_path: Path, worlds_dir: Path):
+    import mvsim_core as mv
+
+    src = worlds_dir / "mvsim_tutorial" / "uma_campus.gridmap.gz"
+    els = "".join(f'<element class="occupancy_grid"><file>{src}</file></element>\n' for _ in range(200))
+    w = tmp_path / "many.world.xml"
+    w.write_text(f'<mvsim_world version="1.0">\n{els}</mvsim_world>\n')
+    with pytest.raises(WorldFileError) as ei:
+        mv.load_world(w, env={"MVSIM_MAX_LOAD_MEMORY": "100MiB"})
+    assert ei.value.line == 18
+    assert ei.value.message == (
+        "occupancy grid collision mask would bring this load to an estimated 104 MiB of memory: more than the load "
+        "budget of 100 MiB (biggest so far: 17 occupancy grid collision masks (83.8 MiB, the first at "
+        "many.world.xml:2), 1 occupancy grid (19.7 MiB, at many.world.xml:2), 16 world elements (128 KiB, the "
+        "first at many.world.xml:2)); set the environment variable MVSIM_MAX_LOAD_MEMORY to raise it")

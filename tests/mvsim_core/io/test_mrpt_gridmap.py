@@ -180,3 +180,24 @@ def test_inconsistent_header_and_bad_gzip(tmp_path):
 def test_missing_file(tmp_path: Path):
     with pytest.raises(AssetError, match="not found"):
         load_mrpt_gridmap(tmp_path / "none.gridmap.gz")
+
+
+def test_size_from_the_header_and_a_gzip_bomb_inflates_only_to_its_cap(tmp_path):
+    from mvsim_core.io.mrpt_gridmap import TRAILER_BYTES, mrpt_gridmap_size
+
+    p = tmp_path / "m.gridmap.gz"
+    p.write_bytes(gzip.compress(stream(CELLS)))
+    assert mrpt_gridmap_size(p) == (3, 2)
+    # the header claims 3 x 2 cells; 64 MiB of zeros follow (64 KiB compressed): refused, not inflated
+    bomb = tmp_path / "bomb.gridmap.gz"
+    bomb.write_bytes(gzip.compress(stream(CELLS) + bytes(64 << 20), compresslevel=9))
+    assert bomb.stat().st_size < 200_000
+    assert mrpt_gridmap_size(bomb) == (3, 2)
+    with pytest.raises(AssetError) as ei:
+        load_mrpt_gridmap(bomb)
+    cap = 256 + 2 * 6 + TRAILER_BYTES
+    assert f"the gzip data inflates past {cap} bytes, more than its header announces" in str(ei.value)
+    d = tmp_path / "dir.gridmap"
+    d.mkdir()
+    with pytest.raises(AssetError, match="MRPT gridmap file is a directory"):
+        load_mrpt_gridmap(d)

@@ -34,12 +34,12 @@ def load_error(path, **kw):
 def test_defaults_and_environment_overrides():
     d = LoadLimits()
     assert (d.loop_iterations, d.value_length, d.substituted, d.include_depth, d.included_files, d.included_bytes,
-            d.nesting_depth, d.objects, d.memory) == (100_000, 1_000_000, 100_000_000, 32, 50_000, 64 << 20, 1000,
-                                                      50_000, 4 << 30)
+            d.nesting_depth, d.objects, d.memory, d.seconds) == (100_000, 1_000_000, 100_000_000, 32, 50_000,
+                                                                 64 << 20, 1000, 50_000, 4 << 30, 120)
     assert LOAD_BUDGET_BYTES == 4 << 30
     env = {v: str(i + 2) for i, v in enumerate(ENV_NAMES.values())}
     got = LoadLimits.from_env(env)
-    assert [getattr(got, k) for k in ENV_NAMES] == [2, 3, 4, 5, 6, 7, 8, 9, 10]
+    assert [getattr(got, k) for k in ENV_NAMES] == [2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
     assert LoadLimits.from_env({"MVSIM_MAX_LOOP_ITERATIONS": " 1_000_000 "}).loop_iterations == 1_000_000
     assert LoadLimits.from_env({"MVSIM_MAX_LOOP_ITERATIONS": ""}) == d  # empty: unset
 
@@ -393,3 +393,27 @@ def test_ten_thousand_lidar_robots_load_with_the_default_limits(shared_dir, tmp_
     last = side - 1
     assert w.vehicles[f"r{last}_{last}"].pose[:2] == (3.0 * last, 3.0 * last)
     assert {s.nrays for v in w.vehicles.values() for s in v.sensors.values()} == {181}
+
+
+def test_load_seconds_limit_stops_at_the_tag_it_is_checked_at():
+    ticks = iter(range(1000))  # a clock that advances one second per reading
+    budget = LoadBudget(LoadLimits(seconds=3), clock=lambda: float(next(ticks)))  # reading 0: deadline at 3 s
+    budget.charge_loop(2, 1, "w.xml", 4)  # 1 s
+    budget.charge_include("w.xml", 5)  # 2 s
+    budget.charge_substituted(3, "w.xml", 6)  # 3 s: not past
+    with pytest.raises(mv.WorldFileError) as ei:
+        budget.charge("block 'b'", [Charge("block", 10, "w.xml", 7)], "w.xml", 7)  # 4 s
+    assert (ei.value.file, ei.value.line) == ("w.xml", 7)
+    assert ei.value.message == ("reading this world takes too long (still parsing and expanding it here): more than "
+                                "the limit of 3 seconds of parsing and expansion per load; set the environment "
+                                "variable MVSIM_MAX_LOAD_SECONDS to raise it")
+    assert LoadLimits.from_env({"MVSIM_MAX_LOAD_SECONDS": "5"}).seconds == 5
+
+
+def test_shared_charges_count_once_per_key():
+    budget = LoadBudget(LoadLimits(memory=100))
+    assert budget.charge_once("k", "grid", [Charge("grid", 60, "w.xml", 1, objects=0)], "w.xml", 1)
+    assert not budget.charge_once("k", "grid", [Charge("grid", 60, "w.xml", 2, objects=0)], "w.xml", 2)
+    assert (budget.memory, budget.objects) == (60, 0)
+    with pytest.raises(mv.WorldFileError, match="an estimated 120 B of memory"):
+        budget.charge_once("k2", "grid", [Charge("grid", 60, "w.xml", 3, objects=0)], "w.xml", 3)
