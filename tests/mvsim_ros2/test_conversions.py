@@ -237,9 +237,10 @@ def test_big_arrays_take_the_fast_path() -> None:
 
     rgb = np.zeros((480, 640, 3), np.uint8)
     cv.image_msg(rgb, "c", 0.0)
-    t0 = time.perf_counter()
-    for _ in range(20):
+    per = math.inf
+    for _ in range(20):  # the fastest of 20: a busy machine slows some conversions, never all of them
+        t0 = time.perf_counter()
         msg = cv.image_msg(rgb, "c", 0.0)
-    per = (time.perf_counter() - t0) / 20
+        per = min(per, time.perf_counter() - t0)
     assert len(msg.data) == 480 * 640 * 3
     assert per < 0.5e-3, f"{per * 1e3:.2f} ms per VGA image message"
