@@ -13,12 +13,28 @@ Operators (each one appends a line saying what it did to :attr:`Mutant.ops`):
   ``<variable>`` doubling chains, huge texts and shapes;
 * includes: self-includes; includes of ``/dev/zero``, ``/dev/urandom``, ``/etc/passwd``, folders, binary files
   (a corpus image, or a random blob written beside the world), long and traversal names.
+
+Structural operators of the independent campaign (issue 37):
+
+* an element duplicated up to 200 times in place, or its copies moved into another parent;
+* values swapped between two attributes or two leaf texts (a name into a number, a pose into a file name);
+* a child the loader requires deleted (a vehicle without ``<init_pose>``, a class without ``<chassis>``, a shape
+  without its points, a map without its ``<file>``; see :data:`REQUIRED_CHILDREN`), or every child of an element;
+* odd numerals (``0x10``, ``1_000``, ``+.5``, ``1e``, `` 3 ``, Arabic-Indic digits, ``1,5``, a Unicode minus,
+  thousands of digits) and odd names (empty, 10 000 characters, Unicode, spaces, ``../``, ``/``, control characters);
+* includes of devices, ``/proc`` files and directories; include cycles through two new files; DTDs with entities
+  (billion laughs, external entities), which the parser must refuse;
+* garbage images: an image the world names (or any image of its tree) replaced, in the mutant's own tree only, by
+  random bytes, a truncated PNG, a PNG header that claims 100 000 x 100 000 pixels, or a real 8000 x 8000 PNG.
 """
 
 from __future__ import annotations
 
 import os
 import random
+import re
+import struct
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -53,6 +69,56 @@ BAD_INCLUDES = (
 )
 JUNK_BYTES = (b"\x00", b"\xff\xfe", b"\x80\x81", b"<", b">", b"&", b"&#0;", b"&#xD800;", b"&nope;", b"]]>", b"<!--",
               b"<![CDATA[", b"</", b"<a", b"\"", b"'", b"<!DOCTYPE x [<!ENTITY e \"e\">]>", b"<?xml version='1.0'?>")
+ODD_NUMERALS = (
+    "0x10", "0X1p3", "0b101", "0o17", "1_000", "1_0.5", "+.5", "-.5", ".5.", "1e", "1e+", "e5", "1.e5", " 3 ",
+    "\t2\n", "\u0663", "\u0661\u066b\u0665", "\u06f1\u06f2", "\uff11\uff12", "1,5", "1.000,5", "\u22121",
+    "\u2212" + "0.5", "\u00bd", "1\u00a0000", "\u200b1", "1\u200b", "\ufeff2", "\U0001d7d9", "++1", "-+1", "1-",
+    "1..2", "0.1.2", "1e-", "1d3", "1f", "1L", "07", "00", "-0e0", "0e999", "1E309", "INF", "+inf", "nAn", "nan(1)",
+    "9" * 400, "0." + "0" * 400 + "1", "1" + "0" * 4000, "-" + "9" * 4000, "1" * 20000 + ".5",
+)
+"""Numerals Python or C++ read differently, or not at all (issue 37's campaign)."""
+ODD_NAMES = (
+    "", " ", "  lead", "trail  ", "a b", "a\tb", "a" * 10_000, "\u00e9t\u00e9", "\u4e2d\u6587", "\U0001F600",
+    "\u202eevil", "../", "../../x", "a/b", "/", "/abs", "./x", ".", "..", "~", "-", "a:b", "a.b", "1", "0x", "_",
+    "&#1;", "&#27;[31m", "a&#0;b", "\x01", "a\x1fb", "\x7f", "$", "#", "%s%n", "{}", "name with \"quote",
+    "CON", "nul", "a" * 255, "b" * 256,
+)
+"""Names: empty, long, Unicode, spaces, path pieces, control characters (raw and as references)."""
+DEVICE_INCLUDES = (
+    "/dev/zero", "/dev/null", "/dev/full", "/dev/urandom", "/proc/self/maps", "/proc/self/status",
+    "/proc/self/environ", "/proc/self/mem", "/proc/self/fd", "/proc/self", "/proc", "/sys", "/", "/tmp", ".",
+    "..", "./", "maps", "maps/", "/proc/self/cwd", "/proc/self/cwd/", "/dev", "/dev/shm",
+)
+"""Includes of devices, ``/proc`` and ``/sys`` files and directories (never ``/dev/stdin`` or ``/dev/tty``: they
+could wait for input). ``/proc/self/cwd`` is the child's own work folder."""
+DTDS = (
+    '<!DOCTYPE lolz [<!ENTITY lol "lol">' + "".join(
+        f'<!ENTITY lol{i} "{("&lol" + (str(i - 1) if i > 1 else "") + ";") * 10}">' for i in range(1, 10)) + "]>",
+    '<!DOCTYPE x [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>',
+    '<!DOCTYPE x [<!ENTITY xxe SYSTEM "/dev/zero">]>',
+    '<!DOCTYPE x [<!ENTITY % p SYSTEM "http://127.0.0.1:9/x.dtd"> %p;]>',
+    '<!DOCTYPE x SYSTEM "/dev/urandom">',
+    '<!DOCTYPE mvsim_world>',
+    '<!doctype x [<!ENTITY e "' + "x" * 100_000 + '">]>',
+    '<!DocType x [<!ENTITY e "e">]>',
+)
+"""DTDs: billion laughs, external entities (a file, a device, the network), a system DTD, a long entity."""
+ENTITY_USES = ("&lol9;", "&xxe;", "&e;", "&lol;", "&p;")
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".pgm", ".ppm", ".tif", ".tiff", ".gif")
+_IMAGE_NAME = re.compile(r"[^\s<>\"']+\.(?:png|jpe?g|bmp|pgm|ppm|tiff?|gif)\b", re.I)
+MODEL_SUFFIXES = (".dae", ".obj", ".stl", ".ply")
+_MODEL_NAME = re.compile(r"[^\s<>\"']+\.(?:dae|obj|stl|ply)\b", re.I)
+REQUIRED_CHILDREN = frozenset({
+    "init_pose", "init_pose3d", "class", "dynamics", "chassis", "controller", "drivetrain", "rl_wheel", "rr_wheel",
+    "fl_wheel", "fr_wheel", "l_wheel", "r_wheel", "shape", "pt", "shape_from_visual", "mass", "file", "resolution",
+    "elevation_image", "elevation_data_matrix", "file_txt_2d", "file_txt_3d", "model_uri", "textures",
+    "value_double", "value_bool", "latitude", "longitude", "georeference", "pose", "pose_3d", "fov_deg", "nrays",
+    "ncols", "nrows", "vert_nrays", "horz_nrays", "sensor_period", "max_range", "ps", "x_min", "x_max", "y_min",
+    "y_max", "z", "visual", "simul_timestep", "waypoint", "joint", "body", "target",
+})
+"""Child tags the loader needs (or that one of its elements needs): deleting one must give a WorldFileError at
+its parent, or a documented default. Read from mvsim_core: ``has no <init_pose>``, ``needs a <file>``,
+``needs one height source``, ``needs a <model_uri> ... or a <shape>``, the chassis and wheels of a vehicle class."""
 
 
 @dataclass
@@ -388,6 +454,267 @@ def op_huge_value(w: _Work) -> str:
     return f"block with a {n}-point shape at char {at} of {w.here()}"
 
 
+def op_duplicate_many(w: _Work) -> str:
+    """An element duplicated 50 to 200 times, in place or (its copies) inside another element."""
+    s = w.spans()
+    e = w.pick_element(s)
+    if e is None:
+        return op_insert_bytes(w)
+    t = w.text
+    copies = w.rng.choice((50, 100, 199, 200))
+    piece = t[e.start:e.end]
+    if len(piece) * copies > 4 * HUGE_TEXT:  # a big element: fewer copies, the file stays scannable
+        copies = max(2, 4 * HUGE_TEXT // max(1, len(piece)))
+    containers = [c for c in s.elements if not c.self_closing and not (c.start <= e.start < c.end)]
+    if containers and w.rng.random() < 0.4:
+        c = w.rng.choice(containers)
+        at = c.inner_end if w.rng.random() < 0.7 else c.inner_start
+        w.text = t[:at] + piece * copies + t[at:]
+        return f"duplicate <{e.tag}> x{copies} into <{c.tag}> at char {at} of {w.here()}"
+    w.text = t[:e.end] + piece * copies + t[e.end:]
+    return f"duplicate <{e.tag}> x{copies} in place in {w.here()}"
+
+
+def op_move_to_parent(w: _Work) -> str:
+    """An element moved into another element (a sensor into a block, a wheel into the world, a pose into a for)."""
+    s = w.spans()
+    e = w.pick_element(s)
+    if e is None:
+        return op_insert_bytes(w)
+    t = w.text
+    piece = t[e.start:e.end]
+    others = [c for c in s.elements if not c.self_closing and not (e.start <= c.start < e.end)
+              and c is not (s.elements[e.parent] if e.parent >= 0 else None)]
+    if not others:
+        return op_move_element(w)
+    c = w.rng.choice(others)
+    at = c.inner_end if w.rng.random() < 0.6 else c.inner_start
+    if at <= e.start:
+        w.text = t[:at] + piece + t[at:e.start] + t[e.end:]
+    else:
+        w.text = t[:e.start] + t[e.end:at] + piece + t[at:]
+    return f"move <{e.tag}> into <{c.tag}> of {w.here()}"
+
+
+def op_swap_values(w: _Work) -> str:
+    """The values of two attributes (or two leaf texts, or one of each) swapped."""
+    s = w.spans()
+    pool = [(a, "attr") for a in s.attr_values] + [(x, "text") for x in s.texts]
+    if len(pool) < 2:
+        return op_mutate_attr(w)
+    (a, ka), (b, kb) = sorted(w.rng.sample(pool, 2), key=lambda p: p[0].start)
+    if a.end > b.start:
+        return op_mutate_attr(w)
+    t = w.text
+
+    def fit(v: str, kind: str) -> str:  # a text moved into an attribute value must not close its quotes
+        return v.replace('"', "&quot;").replace("\n", " ") if kind == "attr" else v.replace("<", "&lt;")
+
+    va, vb = t[a.start:a.end], t[b.start:b.end]
+    w.text = t[:a.start] + fit(vb, ka) + t[a.end:b.start] + fit(va, kb) + t[b.end:]
+    return f"swap values of {a.what} ({va.strip()[:20]!r}) and {b.what} ({vb.strip()[:20]!r}) in {w.here()}"
+
+
+def op_delete_required(w: _Work) -> str:
+    """A child the loader requires deleted (every one of its tag under that parent, sometimes), or an element
+    emptied of all its children."""
+    s = w.spans()
+    pool = [i for i, e in enumerate(s.elements) if e.depth > 0 and e.tag in REQUIRED_CHILDREN]
+    t = w.text
+    if not pool or w.rng.random() < 0.15:
+        parents = [e for e in s.elements if not e.self_closing and e.inner_end > e.inner_start]
+        if not parents:
+            return op_delete_element(w)
+        p = w.rng.choice(parents)
+        w.text = t[:p.inner_start] + t[p.inner_end:]
+        return f"empty <{p.tag}> at char {p.start} of {w.here()}"
+    i = w.rng.choice(pool)
+    e = s.elements[i]
+    doomed = [e]
+    if w.rng.random() < 0.3:  # every sibling of that tag: a shape without any <pt>, a class without wheels
+        doomed = [x for x in s.elements if x.parent == e.parent and x.tag == e.tag]
+    for x in sorted(doomed, key=lambda x: x.start, reverse=True):
+        t = t[:x.start] + t[x.end:]
+    w.text = t
+    parent = s.elements[e.parent].tag if e.parent >= 0 else "(top)"
+    return f"delete required <{e.tag}> x{len(doomed)} of <{parent}> in {w.here()}"
+
+
+def op_odd_numeral(w: _Work) -> str:
+    """One to three numbers replaced by numerals that C++ and Python read differently, or not at all."""
+    s = w.spans()
+    if not s.numbers:
+        return op_odd_name(w)
+    t = w.text
+    chosen = w.rng.sample(s.numbers, min(len(s.numbers), w.rng.choice((1, 1, 2, 3))))
+    done = []
+    for n in sorted(chosen, key=lambda n: n.start, reverse=True):
+        new = w.rng.choice(ODD_NUMERALS)
+        if w.rng.random() < 0.2:  # glued to the old value: "1_000" from "1", "-" + "2"
+            new = w.rng.choice(("-", "+", "\u2212", "0x", "")) + t[n.start:n.end] + w.rng.choice(("_0", "e", ",5", ""))
+        done.append(f"{t[n.start:n.end]}->{new[:20]!r}")
+        t = t[:n.start] + new + t[n.end:]
+    w.text = t
+    return f"odd numerals {', '.join(reversed(done))} in {w.here()}"
+
+
+def op_odd_name(w: _Work) -> str:
+    """A name (``name=``, ``class=``, ``<name>``, a ``var=`` or a topic) replaced by an odd one; sometimes two objects
+    get the same odd name."""
+    s = w.spans()
+    keys = ("attr:name", "attr:class", "attr:var", "text:name", "text:publish_topic", "text:topic", "attr:value",
+            "text:follow_vehicle")
+    pool = [x for x in s.attr_values + s.texts if x.what in keys]
+    if not pool:
+        return op_mutate_attr(w)
+    new = w.rng.choice(ODD_NAMES)
+    chosen = [w.rng.choice(pool)]
+    same = [x for x in pool if x.what == chosen[0].what and x is not chosen[0]]
+    if same and w.rng.random() < 0.25:
+        chosen.append(w.rng.choice(same))
+    t = w.text
+    for x in sorted(chosen, key=lambda x: x.start, reverse=True):
+        v = new.replace('"', "&quot;") if x.what.startswith("attr:") else new.replace("<", "&lt;")
+        t = t[:x.start] + v + t[x.end:]
+    w.text = t
+    return f"{chosen[0].what} -> odd name {new[:30]!r} (x{len(chosen)}) in {w.here()}"
+
+
+def op_device_include(w: _Work) -> str:
+    """An include of a device, a ``/proc`` or ``/sys`` file, or a directory."""
+    target = w.rng.choice(DEVICE_INCLUDES)
+    s = w.spans()
+    at = w.insertion_point(s)
+    t = w.text
+    w.text = t[:at] + f'<include file="{target}"/>' + t[at:]
+    return f"include device/directory {target!r} at char {at} of {w.here()}"
+
+
+def op_include_cycle(w: _Work) -> str:
+    """An include cycle: the target includes a new file that includes a second one that includes the first (or the
+    target itself, or the world file)."""
+    here = PurePosixPath(w.target).parent
+    tag = w.rng.randrange(1000)
+    a, b = f"fz_cycle{tag}_a.xml", f"fz_cycle{tag}_b.xml"
+    back = w.rng.choice((a, PurePosixPath(w.target).name, os.path.relpath(w.source.rel, here.as_posix())))
+    body = w.rng.choice(("", '<variable name="fz_c" value="1"/>', "<gravity>9.8</gravity>"))
+    w.files[(here / a).as_posix()] = _encode(f'<mvsim_world>{body}<include file="{b}"/></mvsim_world>')
+    w.files[(here / b).as_posix()] = _encode(f'<mvsim_world><include file="{back}"/>{body}</mvsim_world>')
+    s = w.spans()
+    at = w.insertion_point(s)
+    t = w.text
+    w.text = t[:at] + f'<include file="{a}"/>' + t[at:]
+    return f"include cycle {a} -> {b} -> {back} at char {at} of {w.here()}"
+
+
+def op_dtd(w: _Work) -> str:
+    """A DTD with entities (billion laughs, external entities) before the root, and an entity used in a value."""
+    dtd = w.rng.choice(DTDS)
+    t = w.text
+    decl_end = t.find("?>") + 2 if t.lstrip().startswith("<?xml") else 0
+    s = scan(t[decl_end:])
+    use = w.rng.choice(ENTITY_USES)
+    if s.texts and w.rng.random() < 0.7:
+        x = w.rng.choice(s.texts)
+        t = t[:decl_end + x.start] + use + t[decl_end + x.end:]
+    w.text = t[:decl_end] + dtd + t[decl_end:]
+    return f"DTD {dtd[:40]!r} (uses {use}) in {w.here()}"
+
+
+def _png(width: int, height: int, idat: bytes, *, color_type: int = 0) -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, color_type, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", idat) + chunk(b"IEND", b"")
+
+
+def _png_of_zeros(width: int, height: int) -> bytes:
+    """A real grayscale PNG of ``width`` x ``height`` black pixels (compressed to a few hundred KB)."""
+    z = zlib.compressobj(9)
+    row = bytes(width + 1)
+    return _png(width, height, b"".join(z.compress(row) for _ in range(height)) + z.flush())
+
+
+_BIG_PNG: dict[tuple[int, int], bytes] = {}
+
+
+def _garbage_image(w: _Work, original: bytes) -> tuple[bytes, str]:
+    r = w.rng.random()
+    if r < 0.25:
+        size = w.rng.choice((0, 1, 8, 100, 5000))
+        return w.rng.randbytes(size), f"{size} random bytes"
+    if r < 0.5:
+        cut = w.rng.randrange(max(1, len(original)))
+        return original[:cut], f"truncated at byte {cut} of {len(original)}"
+    if r < 0.65:
+        data = bytearray(original)
+        for _ in range(w.rng.choice((1, 8, 64))):
+            if data:
+                data[w.rng.randrange(len(data))] = w.rng.randrange(256)
+        return bytes(data), "bytes flipped"
+    if r < 0.8:
+        wh = w.rng.choice(((100_000, 100_000), (1, 10_000_000), (0, 0), (2**31 - 1, 1), (65_535, 65_535)))
+        return _png(wh[0], wh[1], zlib.compress(bytes(64))), f"a PNG header claiming {wh[0]} x {wh[1]}"
+    if r < 0.9:
+        return b"\x89PNG\r\n\x1a\n" + w.rng.randbytes(w.rng.choice((0, 16, 2000))), "a PNG signature then junk"
+    wh = w.rng.choice(((8000, 8000), (4000, 4000), (20000, 1)))
+    if wh not in _BIG_PNG:
+        _BIG_PNG[wh] = _png_of_zeros(*wh)
+    return _BIG_PNG[wh], f"a real {wh[0]} x {wh[1]} PNG"
+
+
+def _named_assets(w: _Work, pattern: re.Pattern[str], suffixes: tuple[str, ...]) -> tuple[list[str], bool]:
+    """Files of the source's corpus root that the world or its includes name (matching ``pattern``), else every
+    file of the root with one of ``suffixes``; and whether they were named."""
+    root = w.source.root
+    named: list[str] = []
+    for rel in (w.source.rel, *w.source.includes):
+        here = PurePosixPath(rel).parent
+        for m in pattern.finditer(_decode(w.files.get(rel, root.text.get(rel, b"")))):
+            name = m.group(0).replace("${MVSIM_CURRENT_FILE_DIRECTORY}/", "")
+            norm = os.path.normpath((here / name).as_posix())
+            if norm in root.files and norm not in named:
+                named.append(norm)
+    return (named, True) if named else ([f for f in root.files if f.lower().endswith(suffixes)], False)
+
+
+def op_garbage_image(w: _Work) -> str:
+    """An image the world or its includes name (else any image of the corpus root) replaced by garbage, written in
+    the mutant's own tree (a changed file of the mutant; the original is never touched)."""
+    pool, named = _named_assets(w, _IMAGE_NAME, IMAGE_SUFFIXES)
+    if not pool:
+        return op_bad_include(w)
+    rel = w.rng.choice(pool)
+    data, what = _garbage_image(w, (w.source.root.path / rel).read_bytes())
+    w.files[rel] = data
+    return f"image {rel} ({'named' if named else 'unnamed'}) replaced by {what}"
+
+
+def op_garbage_model(w: _Work) -> str:
+    """A 3D model the world names (else any of its tree) replaced, in the mutant's tree, by random bytes, a
+    truncated copy, or a COLLADA file with a DTD (billion laughs, an external entity)."""
+    pool, named = _named_assets(w, _MODEL_NAME, MODEL_SUFFIXES)
+    if not pool:
+        return op_garbage_image(w)
+    rel = w.rng.choice(pool)
+    original = (w.source.root.path / rel).read_bytes()
+    r = w.rng.random()
+    if r < 0.25:
+        data, what = w.rng.randbytes(w.rng.choice((0, 10, 4000))), "random bytes"
+    elif r < 0.5:
+        cut = w.rng.randrange(max(1, len(original)))
+        data, what = original[:cut], f"truncated at byte {cut} of {len(original)}"
+    else:
+        dtd = w.rng.choice(DTDS)
+        use = w.rng.choice(ENTITY_USES)
+        data = _encode(f'<?xml version="1.0"?>{dtd}<COLLADA xmlns="http://www.collada.org/2005/11/COLLADASchema" '
+                       f'version="1.4.1"><asset><unit meter="1"/><up_axis>{use}</up_axis></asset></COLLADA>')
+        what = f"a COLLADA file with {dtd[:30]!r}"
+    w.files[rel] = data
+    return f"model {rel} ({'named' if named else 'unnamed'}) replaced by {what}"
+
+
 OPERATORS: tuple[tuple[Callable[[_Work], str], int], ...] = (
     (op_flip_bytes, 4), (op_truncate, 3), (op_insert_bytes, 3),
     (op_delete_element, 8), (op_duplicate_element, 6), (op_swap_elements, 5), (op_move_element, 4),
@@ -395,6 +722,10 @@ OPERATORS: tuple[tuple[Callable[[_Work], str], int], ...] = (
     (op_replace_numbers, 22), (op_mutate_attr, 10), (op_mutate_text, 8), (op_drop_attr, 3),
     (op_deep_if, 2), (op_nested_for, 2), (op_variable_chain, 2), (op_huge_value, 2),
     (op_self_include, 1), (op_bad_include, 3),
+    # issue 37: the independent campaign's structural operators
+    (op_duplicate_many, 3), (op_move_to_parent, 3), (op_swap_values, 4), (op_delete_required, 6),
+    (op_odd_numeral, 6), (op_odd_name, 4), (op_device_include, 2), (op_include_cycle, 1), (op_dtd, 1),
+    (op_garbage_image, 3), (op_garbage_model, 1),
 )
 _OPS = [op for op, _ in OPERATORS]
 HUGE_TEXT = 100_000

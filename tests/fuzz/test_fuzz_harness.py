@@ -43,7 +43,9 @@ def test_mutants_cover_every_operator_and_the_included_files(corpus: Corpus) -> 
         included += any(rel != m.world_rel for rel in m.files)
     assert ops == {"flip_bytes", "truncate", "insert_bytes", "delete_element", "duplicate_element", "swap_elements",
                    "move_element", "insert_fragment", "replace_numbers", "mutate_attr", "mutate_text", "drop_attr",
-                   "deep_if", "nested_for", "variable_chain", "huge_value", "self_include", "bad_include"}
+                   "deep_if", "nested_for", "variable_chain", "huge_value", "self_include", "bad_include",
+                   "duplicate_many", "move_to_parent", "swap_values", "delete_required", "odd_numeral", "odd_name",
+                   "device_include", "include_cycle", "dtd", "garbage_image", "garbage_model"}
     assert included >= 60  # about a quarter of the mutations go to an included file
 
 
