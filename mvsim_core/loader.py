@@ -312,7 +312,20 @@ class _Loader:
             self.ctx.warn(w.params.where.get("simul_timestep"),
                           f"simul_timestep {dt:g} s is longer than the shortest sensor period {min(periods):g} s; "
                           f"sensors will fire late")
+        self._warn_costly_periods()
         return w
+
+    def _warn_costly_periods(self) -> None:
+        """Warn about a timestep or sensor period that makes a simulated second cost minutes
+        (:mod:`mvsim_core.costly_periods`), with the estimated cost."""
+        from mvsim_core.costly_periods import costly_parts
+
+        w = self.world
+        sensors = [(f"{v.name}/{s.name}", s) for v in w.vehicles.values() for s in v.sensors.values()]
+        sensors += [(s.name, s) for s in w.sensors.values()]
+        for part in costly_parts(w.timestep, w.params.where.get("simul_timestep"), len(w.vehicles), sensors,
+                                 sensor_array_bytes):
+            self.ctx.warn(part.node, part.message())
 
     # ------------------------------------------------------------------ helpers
     def _name(self, node: XmlNode, prefix: str, fmt: str = "{}{}") -> str:

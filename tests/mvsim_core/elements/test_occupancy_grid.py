@@ -123,8 +123,8 @@ def test_copies_of_one_map_share_one_read_only_grid_charged_once(build, worlds_d
     assert a.grid is b.grid and not a.grid.occupancy.flags.writeable
     cells = 1888 * 2738
     assert ctx.budget.memory == 4 * cells + 2 * cells  # one grid (float32), two collision masks (1 B per cell)
-    assert ctx.budget.biggest() == (f"1 occupancy grid (19.7 MiB, at w.xml:1), 2 occupancy grid collision masks "
-                                    f"(9.86 MiB, the first at w.xml:1)")
+    assert ctx.budget.biggest() == ("1 occupancy grid (19.7 MiB, at w.xml:1), 2 occupancy grid collision masks "
+                                    "(9.86 MiB, the first at w.xml:1)")
 
 
 def test_the_load_budget_refuses_copies_of_a_big_map_naming_contributors(tmp_path: Path, worlds_dir: Path):
