@@ -108,8 +108,9 @@ class RaycastScene:
         self.world = world
         self.physics = physics
         self.has_meshes = False
-        self.grids: list[GridCaster] = [GridCaster.from_grid_map(el.grid) for el in world.elements
-                                        if isinstance(el, OccupancyGrid)]
+        # one caster per distinct grid: copies of one map file share their grid (and would hit the same cells)
+        shared = {id(el.grid): el.grid for el in world.elements if isinstance(el, OccupancyGrid)}
+        self.grids: list[GridCaster] = [GridCaster.from_grid_map(g) for g in shared.values()]
         self._static_blocks = [b for b in world.blocks.values() if b.is_static and not b.is_intangible]
         self.scene_3d: RaycastScene3D | None = None
         self._static_key: list[tuple[float, ...]] = []

@@ -505,6 +505,7 @@ class SceneGeometry:
 
         self._floating: list[tuple[int, Any, float]] = []  # (node, focus vehicle name or "", interval)
         self._moving_planes: list[tuple[int, Any]] = []  # (node, animated horizontal plane)
+        drawn_grids: set[int] = set()  # copies of one map file share their grid: drawn once
         for el in self.world.elements:
             p = getattr(el, "params", {})
             if isinstance(el, HorizontalPlane):
@@ -524,7 +525,8 @@ class SceneGeometry:
                 self._add(NODE_WORLD, self._vertical_plane(el))
             elif isinstance(el, ElevationMap):
                 self._add(NODE_WORLD, self._elevation_map(el))
-            elif isinstance(el, OccupancyGrid):
+            elif isinstance(el, OccupancyGrid) and id(el.grid) not in drawn_grids:
+                drawn_grids.add(id(el.grid))
                 g = el.grid
                 rects = occupied_rectangles(g.occupancy > OCCUPANCY_THRESHOLD).astype(np.float64)
                 if len(rects):
