@@ -225,8 +225,8 @@ def read_params(table: Sequence[Param], nodes: Iterable[XmlNode | None], ctx: Pa
     if not attrs:
         for n in node_list:
             index: dict[str, XmlNode] = {}
-            for c in n.children:
-                index.setdefault(c.tag, c)
+            for child in n.children:
+                index.setdefault(child.tag, child)
             firsts.append(index)
     out = ParamValues()
     for p in table:
