@@ -11,6 +11,8 @@ import logging
 
 from mvsim_core.dynamics.command_limits import CommandLimits
 from mvsim_core.errors import (
+    ArgumentTypeError,
+    ArgumentValueError,
     AssetError,
     CommandValueError,
     ControllerError,
@@ -28,7 +30,7 @@ from mvsim_core.xml.limits import LoadLimits
 
 __all__ = ["load_world", "World", "MvsimError", "WorldFileError", "ControllerError", "CommandValueError",
            "StateValueError", "CommandLimits", "ExpressionError", "AssetError", "LoadLimits",
-           "WorldState", "SnapshotError"]
+           "WorldState", "SnapshotError", "ArgumentTypeError", "ArgumentValueError"]
 __version__ = "0.1.0"
 
 # `gymnasium.make("mvsim/GoalReaching-v0")` works after `import mvsim_core`, without importing gymnasium here

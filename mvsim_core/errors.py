@@ -6,6 +6,7 @@ The CLI prints ``str(error)`` without a traceback and exits with status 2.
 
 from __future__ import annotations
 
+import math
 import re
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -150,3 +151,72 @@ class StateValueError(MvsimError, ValueError):
 class SnapshotError(MvsimError):
     """A world snapshot cannot be taken or restored exactly (``World.snapshot`` / ``World.restore``): a world that
     does not hold the snapshot's objects, or a Box2D build whose memory layout is not the expected one."""
+
+
+def _shown(value: object, limit: int = 60) -> str:
+    """``value`` as an error message shows a given argument: its type and a short repr (an int's digits counted
+    rather than printed when there are many: ``10**400`` is ``int of 401 digits``; Python prints no more than
+    4300)."""
+    if type(value) is int and abs(value) >= 10**30:
+        return f"int of {math.floor(math.log10(abs(value))) + 1} digits"
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a hostile __repr__ must not hide the real error
+        text = f"<{type(value).__name__} object>"
+    text = one_line(text)
+    if len(text) > limit:
+        text = text[:limit] + "…"
+    return f"{type(value).__name__} {text}"
+
+
+class ArgumentTypeError(MvsimError, TypeError):
+    """A public API call got an argument of the wrong type (``None`` or ``"1.0"`` where a number goes, a list where
+    a name goes): it is refused and nothing changes (:mod:`mvsim_core.arguments`).
+
+    Attributes:
+        method: the method called (``set_twist``, ``set_pose``, ...).
+        argument: the argument's name as the method's signature has it (``vx``, ``pose[2]``, ``torques[1]``).
+        expected: what it must be (``a real number (int or float)``).
+        given: what it was, as the message shows it: its type and a short repr (``NoneType None``).
+        owner: who refused it, as the message starts (``vehicle 'bot1'``, ``controller "raw"``), or "".
+
+    Args:
+        shown: ``given`` as already shown (for unpickling); None: made from ``given``.
+    """
+
+    def __init__(self, method: str, argument: str, expected: str, given: object, owner: str = "",
+                 shown: str | None = None) -> None:
+        self.method = method
+        self.argument = argument
+        self.expected = expected
+        self.given = _shown(given) if shown is None else shown
+        self.owner = owner
+        head = f"{owner}: " if owner else ""
+        super().__init__(f"{head}{method}(): {argument} must be {expected}, got {self.given}; refused, nothing "
+                         f"changed")
+
+    def __reduce__(self):  # ``given`` is kept as shown (the value itself may not pickle)
+        return (type(self), (self.method, self.argument, self.expected, None, self.owner, self.given))
+
+
+class ArgumentValueError(MvsimError, ValueError):
+    """A public API call got an argument of the right type whose value is refused, where no command or state rule
+    applies (a negative seed or duration, a pose of the wrong length, a malformed random state): nothing changes.
+
+    Attributes:
+        method: the method called.
+        argument: the argument's name (``seconds``, ``pose``, ``seed``).
+        expected: what is wrong and what it must be (``an integer >= 0, not -3``).
+        owner: who refused it, or "".
+    """
+
+    def __init__(self, method: str, argument: str, expected: str, owner: str = "") -> None:
+        self.method = method
+        self.argument = argument
+        self.expected = expected
+        self.owner = owner
+        head = f"{owner}: " if owner else ""
+        super().__init__(f"{head}{method}(): {argument} must be {expected}; refused, nothing changed")
+
+    def __reduce__(self):
+        return (type(self), (self.method, self.argument, self.expected, self.owner))

@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from mvsim_core import arguments as arg
 from mvsim_core.dynamics.command_limits import BLOCK_LIMITS, CommandGate, checked_pose, checked_velocity
 from mvsim_core.dynamics.faults import Blowup, FaultLog
-from mvsim_core.errors import ControllerError, MvsimError
+from mvsim_core.errors import ArgumentTypeError, ArgumentValueError, ControllerError, MvsimError, StateValueError
 from mvsim_core.geometry.extent import Extent
 from mvsim_core.io.csv_logger import RecordingCount
 from mvsim_core.objects.actor import Actor
@@ -279,7 +280,16 @@ class World:
 
     def sensor_poses(self, sensors: list[Sensor]) -> tuple[np.ndarray, np.ndarray]:
         """Where ``sensors`` are now: rotations (n, 3, 3) and positions (n, 3, m) of their frames in the world frame
-        (each vehicle's pose composed with the sensor's pose on it; standalone sensors as placed). Starts the world."""
+        (each vehicle's pose composed with the sensor's pose on it; standalone sensors as placed). Starts the world.
+
+        Raises:
+            ArgumentTypeError: ``sensors`` is not a list of sensors.
+        """
+        from mvsim_core.sensors.base import Sensor
+
+        sensors = arg.items("sensor_poses", "sensors", sensors)
+        for k, s in enumerate(sensors):
+            arg.instance("sensor_poses", f"sensors[{k}]", s, Sensor, "a Sensor")
         return self.start().sensor_scheduler.ctx.sensor_poses(sensors)
 
     # ------------------------------------------------------------------ the step
@@ -348,18 +358,36 @@ class World:
             physics.bodies.set_wheel_yaws(veh.name, [w.yaw for w in veh.wheels])
 
     def run(self, seconds: float) -> None:
-        """Advance ``seconds`` of simulated time, in whole steps (rounded to the nearest step count)."""
-        if not math.isfinite(seconds) or seconds < 0:
-            raise ValueError(f"run() needs a finite, non-negative duration in seconds (got {seconds})")
+        """Advance ``seconds`` of simulated time, in whole steps (rounded to the nearest step count).
+
+        Raises:
+            StateValueError: ``seconds`` is NaN or infinite (an integer too large for a float counts as infinite).
+            ArgumentValueError: ``seconds`` is negative.
+            ArgumentTypeError: ``seconds`` is not a number.
+        """
+        seconds = arg.real("run", "seconds", seconds)
+        if not math.isfinite(seconds):
+            raise StateValueError("run", "world", "seconds", seconds, math.inf, "s")
+        if seconds < 0:
+            raise ArgumentValueError("run", "seconds", f"a duration >= 0 s, not {seconds:g}")
         for _ in range(int(round(seconds / self.timestep))):
             self.step()
 
     def add_step_listener(self, listener: StepListener) -> None:
-        """Call ``listener(world)`` after every step (inside the step guard), after the sensors and loggers."""
-        self.step_listeners.append(listener)
+        """Call ``listener(world)`` after every step (inside the step guard), after the sensors and loggers.
+
+        Raises:
+            ArgumentTypeError: ``listener`` is not callable.
+        """
+        self.step_listeners.append(arg.function("add_step_listener", "listener", listener))
 
     def remove_step_listener(self, listener: StepListener) -> None:
-        """Stop calling ``listener``; nothing happens when it is not registered."""
+        """Stop calling ``listener``; nothing happens when it is not registered.
+
+        Raises:
+            ArgumentTypeError: ``listener`` is not callable.
+        """
+        arg.function("remove_step_listener", "listener", listener)
         if listener in self.step_listeners:
             self.step_listeners.remove(listener)
 
@@ -378,7 +406,10 @@ class World:
 
         Raises:
             MvsimError: no such object (the message lists the objects).
+            ArgumentTypeError: ``name`` is not a str.
         """
+        if type(name) is not str:
+            arg.name("object", "name", name)
         obj = self.vehicles.get(name) or self.blocks.get(name) or self.actors.get(name)
         if obj is None:
             names = self.object_names()
@@ -393,8 +424,12 @@ class World:
         Raises:
             MvsimError: unknown object.
             StateValueError: a value that is NaN, infinite, or beyond ±1e9 (m or rad,
-                :data:`~mvsim_core.dynamics.command_limits.MAX_POSITION`); nothing changes.
+                :data:`~mvsim_core.dynamics.command_limits.MAX_POSITION`); nothing changes. An integer too large
+                for a float counts as infinite.
+            ArgumentTypeError: a name that is no str, a value that is no number.
         """
+        arg.name("set_pose", "name", name)
+        x, y, yaw = (arg.real("set_pose", "x", x), arg.real("set_pose", "y", y), arg.real("set_pose", "yaw", yaw))
         obj = self.object(name)
         x, y, yaw = checked_pose("set_pose", name, x, y, yaw)
         _, _, z, _, pitch, roll = obj.pose
@@ -405,8 +440,13 @@ class World:
 
     def velocity(self, name: str) -> tuple[float, float, float]:
         """Velocity of an object's reference point: (vx, vy) m/s in the world frame and the yaw rate ω rad/s.
-        Static and intangible blocks and actors: zeros. Before the start: the declared initial velocity."""
-        obj = self.object(name)
+        Static and intangible blocks and actors: zeros. Before the start: the declared initial velocity.
+
+        Raises:
+            MvsimError: no such object.
+            ArgumentTypeError: ``name`` is not a str.
+        """
+        obj = self.object(arg.name("velocity", "name", name))
         if self._physics is not None:
             return self._physics.velocity_of(name) if name not in self.actors else (0.0, 0.0, 0.0)
         if not self.can_move(name):
@@ -429,8 +469,13 @@ class World:
         Raises:
             MvsimError: unknown object; a static or intangible block or an actor (no moving body) given a non-zero
                 velocity.
-            StateValueError: a value that is NaN or infinite (nothing changes).
+            StateValueError: a value that is NaN or infinite (nothing changes); an integer too large for a float
+                counts as infinite.
+            ArgumentTypeError: a name that is no str, a value that is no number.
         """
+        arg.name("set_velocity", "name", name)
+        vx, vy, wz = (arg.real("set_velocity", "vx", vx), arg.real("set_velocity", "vy", vy),
+                      arg.real("set_velocity", "wz", wz))
         obj = self.object(name)
         if isinstance(obj, Vehicle):
             gate = obj.command_gate
@@ -451,7 +496,12 @@ class World:
 
     def can_move(self, name: str) -> bool:
         """Whether object ``name`` has a moving (dynamic) body: a vehicle, or a block neither static nor intangible
-        (what :meth:`set_velocity` can move)."""
+        (what :meth:`set_velocity` can move).
+
+        Raises:
+            ArgumentTypeError: ``name`` is not a str.
+        """
+        arg.name("can_move", "name", name)
         if name in self.vehicles:
             return True
         b = self.blocks.get(name)
@@ -491,10 +541,18 @@ class World:
         Raises:
             WorldFileError: bad XML (file and line in the text).
             MvsimError: the name is taken.
-            StateValueError: a value of ``pose`` that is NaN, infinite or beyond ±1e9 (m or rad).
+            StateValueError: a value of ``pose`` that is NaN, infinite or beyond ±1e9 (m or rad); an integer too
+                large for a float counts as infinite.
+            ArgumentTypeError: an argument of the wrong type (``what`` neither text nor a vehicle, block or actor;
+                a ``name`` that is no str; a ``pose`` that is no sequence of numbers; ...).
+            ArgumentValueError: a ``pose`` that is not 3 numbers.
         """
+        arg.instance("spawn", "what", what, (str, Vehicle, Block, Actor), "XML text (str) or a Vehicle, Block or Actor")
+        name = arg.optional_name("spawn", "name", name)
+        source = arg.optional_path("spawn", "source", source)
+        allow_shell = arg.flag("spawn", "allow_shell", allow_shell)
         if pose is not None:
-            pose = checked_pose("spawn", name or "(new object)", *pose)
+            pose = checked_pose("spawn", name or "(new object)", *arg.reals("spawn", "pose", pose, 3))
         if isinstance(what, str):
             if self.object_parser is None:
                 raise MvsimError("this World reads no XML (it was not made by load_world): pass a built object")
@@ -534,13 +592,21 @@ class World:
             The new objects, in the order given.
 
         Raises:
-            WorldFileError, MvsimError, StateValueError: as :meth:`spawn`, for the first item that fails (its
-                attribute ``item`` says which, counting from 0); the objects of the items before it are taken out
-                again, so the world is as it was.
+            WorldFileError, MvsimError, StateValueError, ArgumentTypeError, ArgumentValueError: as :meth:`spawn`,
+                for the first item that fails (its attribute ``item`` says which, counting from 0); the objects of
+                the items before it are taken out again, so the world is as it was.
+            ArgumentTypeError: ``items`` is not a list, or an item is neither a Spawn, text nor an object (before
+                anything is spawned).
         """
+        listed = arg.items("spawn_many", "items", items)
+        for k, item in enumerate(listed):
+            arg.instance("spawn_many", f"items[{k}]", item, (Spawn, str, Vehicle, Block, Actor),
+                         "a Spawn, XML text (str) or a Vehicle, Block or Actor")
+        source = arg.optional_path("spawn_many", "source", source)
+        allow_shell = arg.flag("spawn_many", "allow_shell", allow_shell)
         added: list[SimObject] = []
         with self.batch():
-            for k, item in enumerate(items):
+            for k, item in enumerate(listed):
                 spec = item if isinstance(item, Spawn) else Spawn(item)
                 try:
                     added.append(self.spawn(spec.what, name=spec.name, pose=spec.pose, source=source,
@@ -560,8 +626,11 @@ class World:
 
         Raises:
             MvsimError: a name that is no object, or given twice (nothing is removed).
+            ArgumentTypeError: ``names`` is not a list of str.
         """
-        wanted = list(names)
+        wanted = arg.items("remove_many", "names", names)
+        for k, n in enumerate(wanted):
+            arg.name("remove_many", f"names[{k}]", n)
         unknown = [n for n in wanted if not (n in self.vehicles or n in self.blocks or n in self.actors)]
         if unknown:
             raise MvsimError(f"cannot remove {', '.join(repr(n) for n in unknown)}: no such object; nothing removed")
@@ -663,7 +732,13 @@ class World:
 
         Everything else goes on: step listeners, loggers (rows restart at the new time), ``sensor_scheduler.enabled``.
         Before the start there is nothing to undo, and nothing happens.
+
+        Raises:
+            ArgumentTypeError: a part that is not True or False.
         """
+        objects = arg.flag("reset", "objects", objects)
+        state = arg.flag("reset", "state", state)
+        time = arg.flag("reset", "time", time)
         origin = self._origin
         if origin is None:
             return
@@ -783,9 +858,11 @@ class World:
             SnapshotError: the world does not hold the snapshot's vehicles, blocks, actors or sensors (the message
                 names the difference; nothing changes), or the Box2D layout is not the expected one.
             MvsimError: called inside :meth:`batch`.
+            ArgumentTypeError: ``state`` is not a :class:`~mvsim_core.world_state.WorldState`.
         """
         from mvsim_core import world_state
 
+        arg.instance("restore", "state", state, world_state.WorldState, "a WorldState (from World.snapshot())")
         with self.step_guard or nullcontext():
             if self._batch is not None:
                 raise MvsimError("world.restore() inside world.batch(): leave the batch first")
@@ -806,9 +883,16 @@ class World:
 
     def reseed(self, seed: int) -> None:
         """Restart the world's generator and every sensor's stream from ``seed`` (what ``load_world(seed=...)``
-        would have given them), in place: whatever holds on to the world's generator keeps it."""
-        self.rng.seed = int(seed)
-        self.rng.generator.bit_generator.state = np.random.PCG64(int(seed)).state
+        would have given them), in place: whatever holds on to the world's generator keeps it.
+
+        Raises:
+            ArgumentTypeError: ``seed`` is not an integer.
+            ArgumentValueError: ``seed`` is negative.
+        """
+        seed = arg.integer("reseed", "seed", seed, minimum=0)
+        state = np.random.PCG64(seed).state
+        self.rng.seed = seed
+        self.rng.generator.bit_generator.state = state
         self._reseed_sensors()
 
     def random_state(self) -> dict[str, Any]:
@@ -821,12 +905,17 @@ class World:
                             if s.rng is not None}}
 
     def set_random_state(self, state: dict[str, Any]) -> None:
-        """Put back a :meth:`random_state` (sensors it does not name keep theirs)."""
+        """Put back a :meth:`random_state` (sensors it does not name keep theirs).
+
+        Raises:
+            ArgumentTypeError: ``state`` is not a dict.
+            ArgumentValueError: ``state`` is not what :meth:`random_state` returns (nothing changes).
+        """
         import copy
 
-        self.rng.seed, gen = state["world"]
+        seed, gen, saved = _checked_random_state(state)
+        self.rng.seed = seed
         self.rng.generator.bit_generator.state = copy.deepcopy(gen)
-        saved = state["sensors"]
         for s in self.all_sensors():
             if s.key in saved:
                 if s.rng is None:
@@ -872,7 +961,12 @@ class World:
 
     def summary(self, *, extents: bool = False) -> str:
         """A human-readable summary (what ``mvsim check`` prints); ``extents``: then every object's box
-        (:meth:`extents`, what ``mvsim check --extents`` adds), one line each."""
+        (:meth:`extents`, what ``mvsim check --extents`` adds), one line each.
+
+        Raises:
+            ArgumentTypeError: ``extents`` is not True or False.
+        """
+        extents = arg.flag("summary", "extents", extents)
         poses = self._placed_poses()
         lines = [f"world: {self.path}"]
         dt = float(self.params["simul_timestep"])
@@ -911,3 +1005,30 @@ class World:
             lines.append(f"extents: {len(boxes)} (world frame, where the physics places them)")
             lines.extend(f"  {name}: {box.text()}" for name, box in boxes.items())
         return "\n".join(lines)
+
+
+def _checked_random_state(state: Any) -> tuple[int, dict[str, Any], dict[str, Any]]:
+    """The (seed, world generator state, sensor key -> generator state) of a :meth:`World.random_state` result,
+    each generator state tried on a scratch PCG64 first, so that a malformed one changes nothing.
+
+    Raises:
+        ArgumentTypeError: ``state`` is not a dict.
+        ArgumentValueError: its shape or a generator state is not what :meth:`World.random_state` returns.
+    """
+    from collections.abc import Mapping
+
+    what = "what World.random_state() returns: {'world': (seed, state), 'sensors': {key: state}}"
+    if not isinstance(state, Mapping):
+        raise ArgumentTypeError("set_random_state", "state", "a dict", state)
+    world, sensors = state.get("world"), state.get("sensors")
+    if not (isinstance(world, (tuple, list)) and len(world) == 2 and isinstance(sensors, Mapping)):
+        raise ArgumentValueError("set_random_state", "state", what)
+    seed = arg.integer("set_random_state", "state['world'][0]", world[0], minimum=0)
+    scratch = np.random.PCG64()
+    for where, gen in [("state['world'][1]", world[1]), *((f"state['sensors'][{k!r}]", g)
+                                                          for k, g in sensors.items())]:
+        try:
+            scratch.state = gen
+        except (TypeError, ValueError, KeyError, OverflowError) as e:
+            raise ArgumentValueError("set_random_state", where, f"a PCG64 state ({e})") from None
+    return seed, world[1], dict(sensors)

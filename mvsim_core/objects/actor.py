@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from mvsim_core import arguments as arg
+from mvsim_core.errors import ArgumentValueError
 from mvsim_core.geometry.extent import Extent, posed, prism_corners
 from mvsim_core.objects.visual import Visual, parse_visuals
 from mvsim_core.xml.context import ParseContext
@@ -77,7 +79,20 @@ class Actor:
 
     def attach_track(self, physics: Any, k: int) -> None:
         """Read the pose from row ``k`` of ``physics.anim_poses`` from now on (the physics drives it along its
-        track: :meth:`mvsim_core.dynamics.physics.Physics.animate`)."""
+        track: :meth:`mvsim_core.dynamics.physics.Physics.animate`); wiring: the physics calls it when it is built.
+
+        Raises:
+            ArgumentTypeError: ``physics`` is no Physics, ``k`` no integer.
+            ArgumentValueError: ``k`` is no row of ``physics.anim_poses``.
+        """
+        from mvsim_core.dynamics.physics import Physics
+
+        own = f"actor '{self.name}'"
+        arg.instance("attach_track", "physics", physics, Physics, "a Physics", own)
+        k = arg.integer("attach_track", "k", k, minimum=0, owner=own)
+        if k >= len(physics.anim_poses):
+            rows = len(physics.anim_poses)
+            raise ArgumentValueError("attach_track", "k", f"a row of the physics' tracks (< {rows}), not {k}", own)
         self._track = (physics, k)
 
     def detach_track(self) -> None:
@@ -134,7 +149,13 @@ class Actor:
 
     def extent(self, pose: tuple[float, ...] | None = None) -> Extent:
         """The box (world frame, m) of its figure (:meth:`figure`, what the sensors see) at ``pose`` (default: where
-        it is now)."""
+        it is now).
+
+        Raises:
+            ArgumentTypeError, ArgumentValueError: a ``pose`` that is not 6 finite numbers (x, y, z, yaw, pitch, roll).
+        """
+        if pose is not None:
+            pose = arg.finite_reals("extent", "pose", pose, 6, f"actor '{self.name}'")
         corners = np.concatenate([prism_corners(poly, z0, z1) for poly, z0, z1 in self.figure()])
         return Extent.of_points(posed(corners, self.pose if pose is None else pose))
 

@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from mvsim_core.errors import AssetError, quoted
+from mvsim_core import arguments as arg
+from mvsim_core.errors import ArgumentValueError, AssetError, quoted
 from mvsim_core.geometry.extent import Extent, posed, prism_corners
 from mvsim_core.geometry.polygons import area, make_ccw
 from mvsim_core.objects.visual import Visual, parse_visuals
@@ -168,7 +169,20 @@ class Block:
 
     def attach_track(self, physics: Any, k: int) -> None:
         """Read the pose from row ``k`` of ``physics.anim_poses`` from now on (the physics drives it along its
-        track: :meth:`mvsim_core.dynamics.physics.Physics.animate`)."""
+        track: :meth:`mvsim_core.dynamics.physics.Physics.animate`); wiring: the physics calls it when it is built.
+
+        Raises:
+            ArgumentTypeError: ``physics`` is no Physics, ``k`` no integer.
+            ArgumentValueError: ``k`` is no row of ``physics.anim_poses``.
+        """
+        from mvsim_core.dynamics.physics import Physics
+
+        own = f"block '{self.name}'"
+        arg.instance("attach_track", "physics", physics, Physics, "a Physics", own)
+        k = arg.integer("attach_track", "k", k, minimum=0, owner=own)
+        if k >= len(physics.anim_poses):
+            rows = len(physics.anim_poses)
+            raise ArgumentValueError("attach_track", "k", f"a row of the physics' tracks (< {rows}), not {k}", own)
         self._track = (physics, k)
 
     def detach_track(self) -> None:
@@ -215,12 +229,24 @@ class Block:
 
     def extent(self, pose: tuple[float, ...] | None = None) -> Extent:
         """The box (world frame, m) of its prism — the footprint from ``zmin`` to ``zmax`` — at ``pose`` (default: its
-        current pose), as the physics and the sensors place it."""
+        current pose), as the physics and the sensors place it.
+
+        Raises:
+            ArgumentTypeError, ArgumentValueError: a ``pose`` that is not 6 finite numbers (x, y, z, yaw, pitch, roll).
+        """
+        if pose is not None:
+            pose = arg.finite_reals("extent", "pose", pose, 6, f"block '{self.name}'")
         return Extent.of_points(posed(prism_corners(self.footprint, self.zmin, self.zmax),
                                       self.pose if pose is None else pose))
 
     def summary(self, pose: tuple[float, ...] | None = None) -> str:
-        """One line for ``mvsim check``: kind, shape, where (``pose``, default: the current one) and its box."""
+        """One line for ``mvsim check``: kind, shape, where (``pose``, default: the current one) and its box.
+
+        Raises:
+            ArgumentTypeError, ArgumentValueError: a ``pose`` that is not 6 finite numbers (x, y, z, yaw, pitch, roll).
+        """
+        if pose is not None:
+            pose = arg.finite_reals("summary", "pose", pose, 6, f"block '{self.name}'")
         kind = ("visual-only" if self.is_visual_only else "intangible" if self.is_intangible
                 else "animated" if self.is_animated else "static" if self.is_static else "dynamic")
         shape = self.geometry.type if self.geometry else f"{len(self.footprint)}-gon"

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 import numpy as np
 
+from mvsim_core import arguments as arg
 from mvsim_core.memory_budget import budget_message, over_budget
 from mvsim_core.objects.visual import Visual, parse_visuals
 from mvsim_core.sensors import demand
@@ -183,8 +184,9 @@ class Sensor:
 
     @enabled.setter
     def enabled(self, value: bool) -> None:
-        if bool(value) != self._enabled:
-            self._enabled = bool(value)
+        value = arg.flag("enabled", "value", value, self._owner())
+        if value != self._enabled:
+            self._enabled = value
             demand.changed()
 
     @property
@@ -194,23 +196,42 @@ class Sensor:
 
     def want(self, reader: Hashable) -> None:
         """``reader`` (any hashable label: ``"ros"``, ``"record"``, a script's own) reads this sensor: where the
-        world samples on demand, the sensor samples while somebody wants it. Wanting twice is wanting once."""
+        world samples on demand, the sensor samples while somebody wants it. Wanting twice is wanting once.
+
+        Raises:
+            ArgumentTypeError: ``reader`` is unhashable (a list, a dict).
+        """
+        arg.hashable("want", "reader", reader, self._owner())
         if reader not in self._readers:
             self._readers.add(reader)
             demand.changed()
 
     def unwant(self, reader: Hashable) -> None:
-        """``reader`` no longer reads this sensor (nothing happens if it did not)."""
+        """``reader`` no longer reads this sensor (nothing happens if it did not).
+
+        Raises:
+            ArgumentTypeError: ``reader`` is unhashable (a list, a dict).
+        """
+        arg.hashable("unwant", "reader", reader, self._owner())
         if reader in self._readers:
             self._readers.discard(reader)
             demand.changed()
 
     def wanted(self, reader: Hashable, yes: bool) -> None:
-        """:meth:`want` when ``yes``, else :meth:`unwant`."""
-        if yes:
+        """:meth:`want` when ``yes``, else :meth:`unwant`.
+
+        Raises:
+            ArgumentTypeError: ``reader`` is unhashable, ``yes`` not True or False.
+        """
+        arg.hashable("wanted", "reader", reader, self._owner())
+        if arg.flag("wanted", "yes", yes, self._owner()):
             self.want(reader)
         else:
             self.unwant(reader)
+
+    def _owner(self) -> str:
+        """Who refuses a bad argument, as an error message starts."""
+        return f"sensor '{self.key}'"
 
     def stream(self) -> np.random.Generator:
         """:attr:`rng`; a sensor that samples outside a started world (a test's context) gets the stream of seed 0."""

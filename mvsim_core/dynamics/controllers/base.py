@@ -33,7 +33,8 @@ from collections.abc import Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
-from mvsim_core.errors import CommandValueError, ControllerError, quoted
+from mvsim_core import arguments as arg
+from mvsim_core.errors import ArgumentValueError, CommandValueError, ControllerError, quoted
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.flow import expanded
 from mvsim_core.xml.node import XmlNode
@@ -243,6 +244,29 @@ class Controller:
             if not math.isfinite(value):
                 raise CommandValueError("", field, value, owner=f'controller "{self.xml_class}"')
 
+    def _owner(self) -> str:
+        """Who refuses a bad argument, as an error message starts."""
+        return f'controller "{self.xml_class}"'
+
+    def _real(self, method: str, argument: str, value: Any) -> float:
+        """``value`` as a float through :func:`mvsim_core.arguments.real` (10**400 is inf; no number: an
+        :class:`~mvsim_core.errors.ArgumentTypeError` naming this controller)."""
+        return value if type(value) is float else arg.real(method, argument, value, self._owner())
+
+    def _wheelbase(self, wheelbase: Any) -> float | None:
+        """A ``drive`` command's wheelbase (m) as a float, or None.
+
+        Raises:
+            ArgumentTypeError: no number.
+            ArgumentValueError: not finite and > 0.
+        """
+        if wheelbase is None:
+            return None
+        w = arg.real("drive", "wheelbase", wheelbase, self._owner())
+        if not (math.isfinite(w) and w > 0):
+            raise ArgumentValueError("drive", "wheelbase", f"a finite length > 0 m, not {w}", self._owner())
+        return w
+
     def accepts(self, kind: Command) -> bool:
         """Whether the controller takes commands of this kind."""
         return kind in self.commands
@@ -322,9 +346,13 @@ class TwistController(Controller):
         """Command a body-frame twist (m/s, m/s, rad/s), as given (``Vehicle.set_twist`` clamps it first).
 
         Raises:
-            CommandValueError: a NaN or infinite value (the last good command stays).
+            CommandValueError: a NaN or infinite value (the last good command stays); an integer too large for a
+                float counts as infinite.
+            ArgumentTypeError: a value that is no number (nothing changes).
         """
-        vx, vy, omega = float(vx), float(vy), float(omega)
+        if type(vx) is not float or type(vy) is not float or type(omega) is not float:  # the common case: this
+            vx, vy, omega = (self._real("set_twist", "vx", vx), self._real("set_twist", "vy", vy),
+                             self._real("set_twist", "wz", omega))
         if not math.isfinite(vx + vy + omega):  # one of them is NaN or inf (or they overflow): find which
             self._finite(("vx", vx), ("vy", vy), ("wz", omega))
         self.setpoint = Twist2D(vx, vy, omega)
@@ -337,15 +365,19 @@ class TwistController(Controller):
 
         Raises:
             ControllerError: a class without ``Command.DRIVE`` (differential vehicles), or no wheelbase given.
+            CommandValueError: a NaN or infinite value (an integer too large for a float counts as infinite).
+            ArgumentTypeError: a value that is no number (nothing changes).
+            ArgumentValueError: a wheelbase that is not finite and > 0.
         """
+        speed, steer = self._real("drive", "speed", speed), self._real("drive", "steer", steer)
+        wheelbase = self._wheelbase(wheelbase)
         if Command.DRIVE not in self.commands:
             super().drive(speed, steer, wheelbase)
         if not wheelbase:
             raise ControllerError(f'controller "{self.xml_class}" needs the vehicle\'s wheelbase to turn a steering '
                                   f'angle into a twist (use Vehicle.drive)')
-        self._finite(("speed", float(speed)), ("steer", float(steer)))
-        speed = float(speed)
-        self.set_twist(speed, 0.0, speed * math.tan(float(steer)) / float(wheelbase))
+        self._finite(("speed", speed), ("steer", steer))
+        self.set_twist(speed, 0.0, speed * math.tan(steer) / wheelbase)
 
     def stop(self) -> None:
         """Command the twist (0, 0, 0)."""

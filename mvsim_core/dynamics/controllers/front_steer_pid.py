@@ -44,14 +44,23 @@ class FrontSteerPid(Controller):
         vehicle's maximum); ``wheelbase`` is not needed.
 
         Raises:
-            CommandValueError: a NaN or infinite value (the last good command stays).
+            CommandValueError: a NaN or infinite value (the last good command stays); an integer too large for a
+                float counts as infinite.
+            ArgumentTypeError: a value that is no number (nothing changes).
+            ArgumentValueError: a wheelbase that is not finite and > 0.
         """
-        self._finite(("speed", float(speed)), ("steer", float(steer)))
-        self.speed = float(speed)
-        self.steer_angle = float(steer)
+        speed, steer = self._real("drive", "speed", speed), self._real("drive", "steer", steer)
+        self._wheelbase(wheelbase)  # not needed, but refused when it is no length
+        self._finite(("speed", speed), ("steer", steer))
+        self.speed = speed
+        self.steer_angle = steer
 
     def set_command(self, speed: float, steer_angle: float) -> None:
-        """Command a forward speed (m/s) and a steering angle (rad); same as :meth:`drive`."""
+        """Command a forward speed (m/s) and a steering angle (rad); same as :meth:`drive`.
+
+        Raises:
+            CommandValueError, ArgumentTypeError: as :meth:`drive` (the angle named ``steer``).
+        """
         self.drive(speed, steer_angle)
 
     def stop(self) -> None:

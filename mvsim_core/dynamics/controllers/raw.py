@@ -16,6 +16,7 @@ import math
 from collections.abc import Sequence
 from typing import ClassVar
 
+from mvsim_core import arguments as arg
 from mvsim_core.dynamics.controllers.base import Command, Controller, Family
 from mvsim_core.errors import ControllerError
 from mvsim_core.xml.context import ParseContext
@@ -50,11 +51,14 @@ class RawController(Controller):
 
         Raises:
             ControllerError: a wrong number of torques, or a steering angle for a vehicle that does not steer.
-            CommandValueError: a NaN or infinite value (the last good command stays).
+            CommandValueError: a NaN or infinite value (the last good command stays); an integer too large for a
+                float counts as infinite.
+            ArgumentTypeError: ``torques`` is no sequence of numbers, ``steer`` no number (nothing changes).
         """
-        values = tuple(float(t) for t in torques)
+        values = arg.reals("set_torques", "torques", torques, owner=self._owner())
+        steer = arg.optional_real("set_torques", "steer", steer, self._owner())
         self._finite(*((f"torques[{i}]", v) for i, v in enumerate(values)),
-                     *((("steer", float(steer)),) if steer is not None else ()))
+                     *((("steer", steer),) if steer is not None else ()))
         if len(values) != len(self.TORQUE_NAMES):
             raise ControllerError(f'controller "raw" ({self.family.value}) takes {len(self.TORQUE_NAMES)} torques '
                                   f'({", ".join(self.TORQUE_NAMES)}), got {len(values)}')

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from mvsim_core import arguments as arg
 from mvsim_core.dynamics.command_limits import CommandGate, CommandLimits
 from mvsim_core.dynamics.controllers.base import Family
-from mvsim_core.errors import ControllerError, quoted
+from mvsim_core.errors import ArgumentValueError, ControllerError, quoted
 from mvsim_core.geometry.extent import Extent, posed, prism_corners, wheel_corners
 from mvsim_core.objects.block import _footprint_from_visuals, parse_shape
 from mvsim_core.objects.visual import Visual, parse_visuals
@@ -299,7 +300,20 @@ class Vehicle:
         return (float(o[0]), float(o[1]), float(o[2]))
 
     def attach_physics(self, physics: Physics, index: int) -> None:
-        """Read pose, twist and odometry from ``physics`` arrays at row ``index`` from now on."""
+        """Read pose, twist and odometry from ``physics`` arrays at row ``index`` from now on (wiring: the physics
+        calls it when it is built).
+
+        Raises:
+            ArgumentTypeError: ``physics`` is no Physics, ``index`` no integer.
+            ArgumentValueError: ``index`` is no row of ``physics`` (negative, or beyond its vehicles).
+        """
+        from mvsim_core.dynamics.physics import Physics
+
+        arg.instance("attach_physics", "physics", physics, Physics, "a Physics", self._owner())
+        index = arg.integer("attach_physics", "index", index, minimum=0, owner=self._owner())
+        if index >= len(physics.names):
+            raise ArgumentValueError("attach_physics", "index", f"a row of the physics (< {len(physics.names)}), "
+                                                                f"not {index}", self._owner())
         self._physics, self._index = physics, index
 
     def detach_physics(self) -> None:
@@ -316,8 +330,7 @@ class Vehicle:
 
     @command_limits.setter
     def command_limits(self, limits: CommandLimits) -> None:
-        if not isinstance(limits, CommandLimits):
-            raise TypeError(f"command_limits must be a CommandLimits, not {type(limits).__name__}")
+        arg.instance("command_limits", "limits", limits, CommandLimits, "a CommandLimits", self._owner())
         self._command_gate().limits = limits
 
     @property
@@ -331,14 +344,24 @@ class Vehicle:
             self._gate = CommandGate(self.name, self.dynamics.command_limits(self.chassis.mass))
         return self._gate
 
+    def _owner(self) -> str:
+        """Who refuses a bad argument, as an error message starts."""
+        return f"vehicle '{self.name}'"
+
     def set_twist(self, vx: float, vy: float, wz: float) -> tuple[float, float, float]:
         """Command a body-frame twist (m/s, m/s, rad/s) to the vehicle's controller, each value clamped to
         :attr:`command_limits`; the twist commanded.
 
         Raises:
-            CommandValueError: a NaN or infinite value (the last good command stays in force).
+            CommandValueError: a NaN or infinite value (the last good command stays in force); an integer too large
+                for a float counts as infinite.
+            ArgumentTypeError: a value that is no number (nothing changes).
             ControllerError: the controller does not take twists (``raw``, ``front_steer_pid``).
         """
+        if type(vx) is not float or type(vy) is not float or type(wz) is not float:  # the common case costs this
+            own = self._owner()
+            vx, vy, wz = (arg.real("set_twist", "vx", vx, own), arg.real("set_twist", "vy", vy, own),
+                          arg.real("set_twist", "wz", wz, own))
         for listener in self.command_listeners:
             listener(self.name, (vx, vy, wz))
         cmd = self._command_gate().twist(vx, vy, wz)
@@ -355,9 +378,14 @@ class Vehicle:
         commanded.
 
         Raises:
-            CommandValueError: a NaN or infinite value (the last good command stays in force).
+            CommandValueError: a NaN or infinite value (the last good command stays in force); an integer too large
+                for a float counts as infinite.
+            ArgumentTypeError: a value that is no number (nothing changes).
             ControllerError: the controller takes no such command (differential vehicles, ``raw``).
         """
+        if type(speed) is not float or type(steer) is not float:
+            own = self._owner()
+            speed, steer = arg.real("drive", "speed", speed, own), arg.real("drive", "steer", steer, own)
         cmd = self._command_gate().drive(speed, steer)
         try:
             self.controller.drive(*cmd, getattr(self.dynamics, "wheelbase", None))
@@ -372,9 +400,14 @@ class Vehicle:
         commanded.
 
         Raises:
-            CommandValueError: a NaN or infinite value (the last good command stays in force).
+            CommandValueError: a NaN or infinite value (the last good command stays in force); an integer too large
+                for a float counts as infinite.
+            ArgumentTypeError: ``torques`` is no sequence of numbers, or ``steer`` no number (nothing changes).
             ControllerError: the controller is not ``raw``, or the number of torques is wrong.
         """
+        own = self._owner()
+        torques = arg.reals("set_torques", "torques", torques, owner=own)
+        steer = arg.optional_real("set_torques", "steer", steer, own)
         cmd = self._command_gate().torques(torques, steer)
         try:
             self.controller.set_torques(*cmd)
@@ -396,7 +429,14 @@ class Vehicle:
     def attach_wheel_state(self, torques: np.ndarray, omega: np.ndarray, phi: np.ndarray,
                            k_motor: np.ndarray) -> None:
         """Use these views of the world's wheel arrays for torques (N·m), spins (rad/s), spin angles (rad) and the
-        controller's feedback on each wheel's spin (N·m·s/rad, :attr:`WheelArrays.k_motor`)."""
+        controller's feedback on each wheel's spin (N·m·s/rad, :attr:`WheelArrays.k_motor`); wiring: the physics
+        calls it when it is built.
+
+        Raises:
+            ArgumentTypeError: an argument that is no numpy array.
+        """
+        for argument, a in (("torques", torques), ("omega", omega), ("phi", phi), ("k_motor", k_motor)):
+            arg.instance("attach_wheel_state", argument, a, np.ndarray, "a numpy array", self._owner())
         self.torques, self.omega, self.phi, self.k_motor = torques, omega, phi, k_motor
 
     def odometry_velocity(self) -> tuple[float, float, float]:
@@ -412,7 +452,14 @@ class Vehicle:
 
     def extent(self, pose: tuple[float, ...] | None = None) -> Extent:
         """The box (world frame, m) of its chassis prism and wheels (each a box around its cylinder, turned by its
-        yaw, resting on the vehicle's z) at ``pose`` (default: its current pose)."""
+        yaw, resting on the vehicle's z) at ``pose`` (x, y, z, yaw, pitch, roll; m, rad; default: its current
+        pose).
+
+        Raises:
+            ArgumentTypeError, ArgumentValueError: a ``pose`` that is not 6 finite numbers.
+        """
+        if pose is not None:
+            pose = arg.finite_reals("extent", "pose", pose, 6, self._owner())
         ch = self.chassis
         parts = [prism_corners(ch.footprint, ch.zmin, ch.zmax)]
         parts += [wheel_corners(w.x, w.y, w.yaw, w.diameter, w.width) for w in self.wheels]
