@@ -549,7 +549,7 @@ class World:
         """
         arg.instance("spawn", "what", what, (str, Vehicle, Block, Actor), "XML text (str) or a Vehicle, Block or Actor")
         name = arg.optional_name("spawn", "name", name)
-        source = arg.optional_path("spawn", "source", source)
+        arg.optional_path("spawn", "source", source)
         allow_shell = arg.flag("spawn", "allow_shell", allow_shell)
         if pose is not None:
             pose = checked_pose("spawn", name or "(new object)", *arg.reals("spawn", "pose", pose, 3))
@@ -602,7 +602,7 @@ class World:
         for k, item in enumerate(listed):
             arg.instance("spawn_many", f"items[{k}]", item, (Spawn, str, Vehicle, Block, Actor),
                          "a Spawn, XML text (str) or a Vehicle, Block or Actor")
-        source = arg.optional_path("spawn_many", "source", source)
+        arg.optional_path("spawn_many", "source", source)
         allow_shell = arg.flag("spawn_many", "allow_shell", allow_shell)
         added: list[SimObject] = []
         with self.batch():
