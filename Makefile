@@ -3,7 +3,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 WORLD  ?= worlds/demo.world.xml
 
-.PHONY: setup run ros test lint bench fuzz clean
+.PHONY: setup run ros test lint bench fuzz fuzz-api clean
 
 setup:
 	@bash scripts/setup.sh
@@ -25,6 +25,11 @@ JOBS    ?= $(shell nproc 2>/dev/null || echo 1)
 TIMEOUT ?= 30
 fuzz: setup
 	@$(PY) -m tests.fuzz --n $(N) --seed $(SEED) --jobs $(JOBS) --timeout $(TIMEOUT) $(FUZZ_ARGS)
+
+# Python API fuzzer (tests/fuzz/README.md, "The API fuzzer"): N random public calls, valid and hostile arguments,
+# seed SEED, on three worlds; exit 1 on an uncaught error, a change before a documented error, or a NaN
+fuzz-api: setup
+	@$(PY) -m tests.fuzz.api_fuzzer --n $(N) --seed $(SEED) $(FUZZ_ARGS)
 
 lint: setup  # style (ruff), architecture (import-linter contracts in .importlinter), types (mypy.ini); all three run
 	@rc=0; \
