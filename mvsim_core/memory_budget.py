@@ -24,7 +24,17 @@ world element                       8 KiB                                      4
 actor                               16 KiB                                     (as a vehicle without wheels)
 marker                              4 KiB + 48 B per point                     (set by analogy)
 joint                               4 KiB                                      (set by analogy)
+elevation map, per height, once     136 B: height 8, 3D caster 56 (min-max     8 + 21.3 + 29.3 + 72.0 = 130.6 B
+per shared grid                     pyramid, its packed copy), mesh 72         (1000 x 1000 heights, tracemalloc)
+                                    (positions, normals, colours, indices,
+                                    texture coordinates)
+elevation map, per height, once     128 B: packed vertices and indices 64,     64 B packed; the GL driver's
+per distinct corner                 the GL driver's buffer copy 64             buffers as much again
 ==================================  =========================================  ====================================
+
+An elevation map's grid is charged from its image's header before it is decoded (after decoding for a matrix or a
+DEM); copies of one unchanged source with the same parameters share one read-only grid, charged once; the terrain
+physics reads that grid and derives nothing per height. Peaks while preparing (about 2x the kept bytes) pass.
 
 A small differential robot with a 181-ray 2D lidar is charged 98 KiB (86 KiB measured): 10 000 of them are about
 0.93 GiB, a quarter of the default budget.
@@ -60,6 +70,14 @@ ACTOR_BYTES = 16 * KIB
 MARKER_BYTES = 4 * KIB
 MARKER_POINT_BYTES = 48
 JOINT_BYTES = 4 * KIB
+HEIGHT_BYTES = 8
+"""One decoded elevation-map height (float64)."""
+ELEVATION_CELL_BYTES = HEIGHT_BYTES + 56 + 72
+"""Per height of an elevation map, charged once per shared height grid: the height (8 B), the 3D ray caster's
+min-max pyramid and its packed copy (56 B) and the renderer's mesh (72 B); see the table above."""
+ELEVATION_PLACEMENT_CELL_BYTES = 128
+"""Per height of an elevation map, charged once per distinct place (corner) the grid is drawn at: the renderer's
+packed vertices and indices and the GL driver's copy of them."""
 
 
 def vehicle_bytes(wheels: int) -> int:

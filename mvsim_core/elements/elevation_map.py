@@ -15,6 +15,7 @@ triangles of each cell, split along the diagonal from vertex (i, j) to vertex (i
 from __future__ import annotations
 
 import math
+import weakref
 from pathlib import Path
 from typing import ClassVar
 
@@ -24,7 +25,9 @@ from mvsim_core.elements.base import WorldElement, child_node, resolve_asset
 from mvsim_core.errors import AssetError
 from mvsim_core.geometry.extent import Extent
 from mvsim_core.io.file_check import file_problem, shown_path
+from mvsim_core.memory_budget import ELEVATION_CELL_BYTES, ELEVATION_PLACEMENT_CELL_BYTES
 from mvsim_core.xml.context import ParseContext
+from mvsim_core.xml.limits import Charge
 from mvsim_core.xml.node import XmlNode
 from mvsim_core.xml.params import MAX_MAGNITUDE, Kind, Param
 
@@ -40,6 +43,25 @@ MAX_KERNEL_SIZE = 15
 """Largest ``apply_kernel`` (15x15)."""
 MAX_KERNEL_WORK = 5e8
 """Most multiply-adds of the smoothing (kernel cells x heights): about a second."""
+
+
+class DecodedHeights:
+    """A decoded, read-only height grid shared by every element that loads the same source the same way.
+
+    Attributes:
+        heights: float64 (rows, cols) heights [m], not writeable; rows <-> +X, cols <-> +Y.
+        dem_corner: the DEM's own minimum (x, y) [m] (the default corner of a DEM map), None for other sources.
+    """
+
+    __slots__ = ("heights", "dem_corner", "__weakref__")
+
+    def __init__(self, heights: np.ndarray, dem_corner: tuple[float, float] | None) -> None:
+        self.heights = heights
+        self.dem_corner = dem_corner
+
+
+_SHARED: weakref.WeakValueDictionary[tuple[object, ...], DecodedHeights] = weakref.WeakValueDictionary()
+"""Decoded heights by :meth:`ElevationMap._key`, while some element holds them."""
 
 
 def smooth(heights: np.ndarray, kernel: np.ndarray) -> np.ndarray:
@@ -91,7 +113,10 @@ class ElevationMap(WorldElement):
     """Terrain heights on a grid.
 
     Attributes:
-        heights: float64 (rows, cols) heights [m]; rows <-> +X, cols <-> +Y.
+        heights: float64 (rows, cols) heights [m]; rows <-> +X, cols <-> +Y. Read-only, and the same array for
+            every element (of every world alive) that loads the same unchanged source with the same decoding
+            parameters (:meth:`_key`); charged to the load budget once (:data:`ELEVATION_CELL_BYTES` per height),
+            and once more per distinct corner (:data:`ELEVATION_PLACEMENT_CELL_BYTES`).
         resolution: vertex spacing [m].
         corner_min_x, corner_min_y: world position [m] of vertex (0, 0).
         source: which tag gave the heights (one of :data:`SOURCES`).
@@ -144,6 +169,87 @@ class ElevationMap(WorldElement):
         src = given[0]
         self.source = src.tag
         self.source_path = None
+        if src.tag == "elevation_image":
+            self.source_path = self._checked_path(p.elevation_image, "elevation image", src, ctx)
+        elif src.tag == "dem_xyzrgb_file":
+            self.source_path = self._checked_path(p.dem_xyzrgb_file, "DEM file", src, ctx)
+        key = self._key()
+        here = (src.file, src.line)
+        what = f"elevation map {self.source_path.name if self.source_path is not None else 'matrix'}"
+
+        def charge(cells: int) -> None:
+            ctx.budget.charge_once(key, what, [Charge("elevation map", cells * ELEVATION_CELL_BYTES, *here,
+                                                      objects=0)], *here)
+
+        decoded = _SHARED.get(key)
+        cells: int | None = decoded.heights.size if decoded is not None else self._cells_from_header()
+        if cells is not None:
+            charge(cells)  # before decoding: an image's header gives its size
+        if decoded is None:
+            decoded = self._decode(src, ctx)
+            _SHARED[key] = decoded
+        if cells is None:
+            charge(decoded.heights.size)
+        self._decoded = decoded  # keeps the shared entry alive as long as this element
+        self.heights = decoded.heights
+
+        lx = (self.heights.shape[0] - 1) * self.resolution
+        ly = (self.heights.shape[1] - 1) * self.resolution
+        default_x, default_y = decoded.dem_corner if decoded.dem_corner is not None else (-0.5 * lx, -0.5 * ly)
+        self.corner_min_x = float(p.corner_min_x) if p.corner_min_x is not None else default_x
+        self.corner_min_y = float(p.corner_min_y) if p.corner_min_y is not None else default_y
+        # every distinct place a grid is drawn at costs the renderer its own packed vertices
+        ctx.budget.charge_once((key, self.corner_min_x, self.corner_min_y), f"{what} placement",
+                               [Charge("elevation map placement", decoded.heights.size
+                                       * ELEVATION_PLACEMENT_CELL_BYTES, *here, objects=0)], *here)
+
+        if float(p.texture_image_rotate) not in TEXTURE_ROTATIONS:
+            raise ctx.error(child_node(self, "texture_image_rotate"),
+                            f"<texture_image_rotate> must be 0, 90, -90 or 180 degrees "
+                            f"(got {p.texture_image_rotate:g})")
+        self.texture_path = None
+        if p.texture_image:
+            self.texture_path = resolve_asset(p.texture_image, child_node(self, "texture_image"), ctx)
+
+    # ------------------------------------------------------------------ loading
+    def _checked_path(self, value: str, what: str, node: XmlNode, ctx: ParseContext) -> Path:
+        """The resolved file of ``<tag>value</tag>``, refused at ``node`` when it is missing or not a file."""
+        path = ctx.resolve_path(value, node)
+        problem = file_problem(path)
+        if problem is not None:
+            raise ctx.error(node, f"{what} {problem}: {shown_path(path)}")
+        return path
+
+    def _key(self) -> tuple[object, ...]:
+        """What identifies the decoded heights: the source (a file by resolved path, size and modification time; a
+        matrix by its text) and every parameter that changes the decoding (z range, scale, DEM offsets and
+        resolution, smoothing kernel). Placement (corner) is not part of it."""
+        p = self.params
+        if self.source_path is not None:
+            st = self.source_path.stat()
+            src: tuple[object, ...] = (str(self.source_path.resolve()), st.st_size, st.st_mtime_ns)
+        else:
+            src = (p.elevation_data_matrix,)
+        if self.source == "elevation_image":
+            extra: tuple[object, ...] = (p.elevation_image_min_z, p.elevation_image_max_z)
+        elif self.source == "dem_xyzrgb_file":
+            extra = (p.dem_offset_x, p.dem_offset_y, p.dem_offset_z, self.resolution)
+        else:
+            extra = (p.elevation_data_matrix_scale,)
+        return (self.source, *src, *extra, p.apply_kernel)
+
+    def _cells_from_header(self) -> int | None:
+        """Heights of an image map from its file's header, before decoding (None: known once decoded)."""
+        if self.source != "elevation_image" or self.source_path is None:
+            return None
+        from mvsim_core.io.image_map import image_size
+
+        size = image_size(self.source_path)
+        return None if size is None else size[0] * size[1]
+
+    def _decode(self, src: XmlNode, ctx: ParseContext) -> DecodedHeights:
+        """Decode, smooth and check the heights of the source at ``src``; the result is read-only."""
+        p = self.params
         dem_corner: tuple[float, float] | None = None
         if src.tag == "elevation_image":
             heights = self._load_image(src, ctx)
@@ -163,34 +269,17 @@ class ElevationMap(WorldElement):
             i, j = np.unravel_index(int(bad[0]), heights.shape)
             raise ctx.error(src, f"elevation_map height [{i}, {j}] is {heights[i, j]:g} m; heights must be finite and "
                                  f"at most {MAX_MAGNITUDE:g} m in magnitude (check the source and its scale or offset)")
-        self.heights = np.ascontiguousarray(heights, dtype=np.float64)
+        out = np.ascontiguousarray(heights, dtype=np.float64)
+        out.setflags(write=False)
+        return DecodedHeights(out, dem_corner)
 
-        lx = (self.heights.shape[0] - 1) * self.resolution
-        ly = (self.heights.shape[1] - 1) * self.resolution
-        default_x, default_y = dem_corner if dem_corner is not None else (-0.5 * lx, -0.5 * ly)
-        self.corner_min_x = float(p.corner_min_x) if p.corner_min_x is not None else default_x
-        self.corner_min_y = float(p.corner_min_y) if p.corner_min_y is not None else default_y
-
-        if float(p.texture_image_rotate) not in TEXTURE_ROTATIONS:
-            raise ctx.error(child_node(self, "texture_image_rotate"),
-                            f"<texture_image_rotate> must be 0, 90, -90 or 180 degrees "
-                            f"(got {p.texture_image_rotate:g})")
-        self.texture_path = None
-        if p.texture_image:
-            self.texture_path = resolve_asset(p.texture_image, child_node(self, "texture_image"), ctx)
-
-    # ------------------------------------------------------------------ loading
     def _load_image(self, node: XmlNode, ctx: ParseContext) -> np.ndarray:
         from mvsim_core.io.elevation_data import load_elevation_image
 
         p = self.params
-        path = ctx.resolve_path(p.elevation_image, node)
-        problem = file_problem(path)
-        if problem is not None:
-            raise ctx.error(node, f"elevation image {problem}: {shown_path(path)}")
-        self.source_path = path
+        assert self.source_path is not None
         try:
-            return load_elevation_image(path, p.elevation_image_min_z, p.elevation_image_max_z)
+            return load_elevation_image(self.source_path, p.elevation_image_min_z, p.elevation_image_max_z)
         except AssetError as e:
             raise ctx.error(node, str(e)) from None
         except ValueError as e:
@@ -200,11 +289,8 @@ class ElevationMap(WorldElement):
         from mvsim_core.io.elevation_data import load_dem_xyzrgb, resample_dem
 
         p = self.params
-        path = ctx.resolve_path(p.dem_xyzrgb_file, node)
-        problem = file_problem(path)
-        if problem is not None:
-            raise ctx.error(node, f"DEM file {problem}: {shown_path(path)}")
-        self.source_path = path
+        path = self.source_path
+        assert path is not None
         try:
             points = load_dem_xyzrgb(path)
             points[:, :3] += (p.dem_offset_x, p.dem_offset_y, p.dem_offset_z)

@@ -84,15 +84,29 @@ class HeightfieldPyramid:
         return cls(element.heights, element.corner_min_x, element.corner_min_y,  # type: ignore[attr-defined]
                    element.resolution, intensity)  # type: ignore[attr-defined]
 
+    def placed(self, x0: float, y0: float, res: float, intensity: float) -> HeightfieldPyramid:
+        """This pyramid at another corner ``(x0, y0)`` [m], spacing ``res`` [m] and intensity: a new placement that
+        shares the heights and levels (nothing is recomputed or copied)."""
+        out = object.__new__(HeightfieldPyramid)
+        out.__dict__.update(self.__dict__)
+        out.x0, out.y0, out.res, out.intensity = float(x0), float(y0), float(res), float(intensity)
+        return out
+
 
 class HeightfieldSet:
     """Any number of pyramids packed for :func:`cast_heightfield`.
 
+    Placements of one pyramid (:meth:`HeightfieldPyramid.placed`: copies of one elevation map at other corners)
+    share its heights and node bounds: only their ``meta`` rows differ. A placement identical to an earlier one
+    (same levels, corner, spacing and intensity: a map repeated at the same place) adds no row, as it would give
+    the same hits.
+
     Attributes:
-        meta: (M, :data:`HF_COLS`) float64, one row per map (see :data:`HF_COLS`).
+        meta: (M, :data:`HF_COLS`) float64, one row per distinct placement (see :data:`HF_COLS`).
         levels: (total levels, 3) int64: nodes along u (x), nodes along v (y), first node index in ``bounds``.
-        heights: all height grids, flattened row-major one after the other (m).
+        heights: every distinct height grid, flattened row-major one after the other (m).
         bounds: (2 · total nodes,) float64: min and max (m) of every node, level after level, row-major.
+        n_surfaces: number of distinct height grids stored (each prepared once).
     """
 
     def __init__(self, pyramids: Sequence[HeightfieldPyramid]) -> None:
@@ -100,17 +114,27 @@ class HeightfieldSet:
         levels: list[list[int]] = []
         heights: list[np.ndarray] = []
         bounds: list[np.ndarray] = []
+        stored: dict[int, tuple[int, int]] = {}  # id(levels) -> (height offset, first level row)
+        placements: set[tuple[float, ...]] = set()
         h_off = node_off = 0
         for p in pyramids:
             rows, cols = p.heights.shape
-            meta.append([p.x0, p.y0, p.res, rows, cols, h_off, len(levels), len(p.levels), p.zmin, p.zmax,
-                         p.intensity])
-            heights.append(p.heights.reshape(-1))
-            h_off += p.heights.size
-            for lo, hi in p.levels:
-                levels.append([lo.shape[0], lo.shape[1], node_off])
-                bounds.append(np.column_stack([lo.reshape(-1), hi.reshape(-1)]).reshape(-1))
-                node_off += lo.size
+            where = stored.get(id(p.levels))
+            if where is None:
+                where = stored[id(p.levels)] = (h_off, len(levels))
+                heights.append(p.heights.reshape(-1))
+                h_off += p.heights.size
+                for lo, hi in p.levels:
+                    levels.append([lo.shape[0], lo.shape[1], node_off])
+                    bounds.append(np.column_stack([lo.reshape(-1), hi.reshape(-1)]).reshape(-1))
+                    node_off += lo.size
+            row = [p.x0, p.y0, p.res, rows, cols, where[0], where[1], len(p.levels), p.zmin, p.zmax, p.intensity]
+            if tuple(row) in placements:
+                continue
+            placements.add(tuple(row))
+            meta.append(row)
+        self.n_surfaces = len(stored)
+        self._pyramids = list(pyramids)  # keeps the levels alive while their ids key ``stored``
         self.meta = np.array(meta, dtype=np.float64).reshape(-1, HF_COLS)
         self.levels = np.array(levels, dtype=np.int64).reshape(-1, 3)
         self.heights = np.concatenate([np.zeros(0), *heights])

@@ -383,9 +383,17 @@ class RaycastScene3D:
         if self.has_implicit_floor:
             rows.append([-math.inf, math.inf, -math.inf, math.inf, 0.0, DEFAULT_INTENSITY])
         self.planes = np.array(rows, dtype=np.float64).reshape(-1, PLANE_COLS)
-        self.heightfields = HeightfieldSet([
-            HeightfieldPyramid.from_elevation_map(el, luminance(el.params.mesh_color)) for el in world.elements
-            if isinstance(el, ElevationMap) and el.heights.shape[0] >= 2 and el.heights.shape[1] >= 2])
+        # one pyramid per distinct height grid: copies of one map share their heights (elsewhere: another corner)
+        pyramids: dict[int, HeightfieldPyramid] = {}
+        placed: list[HeightfieldPyramid] = []
+        for el in world.elements:
+            if isinstance(el, ElevationMap) and el.heights.shape[0] >= 2 and el.heights.shape[1] >= 2:
+                first = pyramids.get(id(el.heights))
+                if first is None:
+                    first = pyramids[id(el.heights)] = HeightfieldPyramid(el.heights, 0.0, 0.0, el.resolution)
+                placed.append(first.placed(el.corner_min_x, el.corner_min_y, el.resolution,
+                                           luminance(el.params.mesh_color)))
+        self.heightfields = HeightfieldSet(placed)
         if grids is None:
             grids = [GridCaster.from_grid_map(el.grid) for el in world.elements if isinstance(el, OccupancyGrid)]
         self.grids = list(grids)

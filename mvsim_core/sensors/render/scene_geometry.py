@@ -5,10 +5,13 @@ and, at every frame, only the node poses from :meth:`SceneGeometry.node_transfor
 
 Nodes (frames whose pose is read from the simulation at every frame):
 
-* node 0, the **world**: every element — horizontal planes (colour or tiled texture), vertical planes (boxes around
-  their doors and windows, colour or texture), elevation maps (a smooth-shaded height-field mesh, ``mesh_color`` or
-  draped texture), occupancy grids (a box from z = 0 to :data:`OCCUPANCY_HEIGHT` for each occupied cell, cells merged
-  into rectangles), non-floating ground grids (lines), point clouds (points), markers (line strips);
+* node 0, the **world**: every element but elevation maps — horizontal planes (colour or tiled texture), vertical
+  planes (boxes around their doors and windows, colour or texture), occupancy grids (a box from z = 0 to
+  :data:`OCCUPANCY_HEIGHT` for each occupied cell, cells merged into rectangles), non-floating ground grids (lines),
+  point clouds (points), markers (line strips);
+* one node per **elevation map** placement, translated to the map's corner: a smooth-shaded height-field mesh
+  (``mesh_color`` or draped texture) in the frame of vertex (0, 0), made once per distinct height grid and look, so
+  that copies of one map share it; a copy at a corner already drawn is not drawn again;
 * one node per **vehicle** (its pose: x, y, yaw from Box2D, z, pitch, roll from the terrain): the chassis prism
   (footprint × [zmin, zmax], chassis colour) — or, when the vehicle has ``<visual>`` models that load, those models
   instead (drawn in ``model_color``) — and one node per **wheel**: a 16-sided cylinder (diameter × width, wheel
@@ -457,6 +460,7 @@ class SceneGeometry:
         self.parts: list[tuple[int, MeshPart]] = []
         self.node_names: list[str] = ["world"]
         self.warnings: list[str] = []
+        self._elevation_nodes: dict[tuple[Any, ...], int] = {}  # (mesh look, corner) -> node
         self._build_elements(ground_grids)
         self._build_vehicles()
         self._build_blocks()
@@ -506,6 +510,7 @@ class SceneGeometry:
         self._floating: list[tuple[int, Any, float]] = []  # (node, focus vehicle name or "", interval)
         self._moving_planes: list[tuple[int, Any]] = []  # (node, animated horizontal plane)
         drawn_grids: set[int] = set()  # copies of one map file share their grid: drawn once
+        meshes: dict[tuple[Any, ...], MeshPart] = {}  # elevation meshes by what they are made of (not where)
         for el in self.world.elements:
             p = getattr(el, "params", {})
             if isinstance(el, HorizontalPlane):
@@ -524,7 +529,7 @@ class SceneGeometry:
             elif isinstance(el, VerticalPlane):
                 self._add(NODE_WORLD, self._vertical_plane(el))
             elif isinstance(el, ElevationMap):
-                self._add(NODE_WORLD, self._elevation_map(el))
+                self._place_elevation_map(el, meshes)
             elif isinstance(el, OccupancyGrid) and id(el.grid) not in drawn_grids:
                 drawn_grids.add(id(el.grid))
                 g = el.grid
@@ -562,7 +567,25 @@ class SceneGeometry:
         return flat_part(np.concatenate(tris), WHITE if tex else p["color"], cull="back",
                          uv_of=uv_of if tex else None, texture=tex)
 
+    def _place_elevation_map(self, el: Any, meshes: dict[tuple[Any, ...], MeshPart]) -> None:
+        """Draw an elevation map: its mesh is made once per distinct height grid and look (copies of one map share
+        their heights), in the frame of the grid's vertex (0, 0); each distinct corner gets one node translated
+        there, and a copy at a corner already drawn adds nothing."""
+        p = el.params
+        look = (id(el.heights), el.resolution, tuple(p["mesh_color"]), str(el.texture_path),
+                float(p["texture_extension_x"]), float(p["texture_extension_y"]), float(p["texture_image_rotate"]))
+        corner = (float(el.corner_min_x), float(el.corner_min_y))
+        if (look, corner) in self._elevation_nodes:
+            return
+        part = meshes.get(look)
+        if part is None:
+            part = meshes[look] = self._elevation_map(el)
+        node = self._new_node(f"elevation_map:{len(self._elevation_nodes)}")
+        self._elevation_nodes[(look, corner)] = node
+        self._add(node, part)
+
     def _elevation_map(self, el: Any) -> MeshPart:
+        """The mesh of an elevation map in the frame of its vertex (0, 0) (m; texture coordinates from there)."""
         p = el.params
         tex = load_texture(el.texture_path)
         uv_of = None
@@ -572,14 +595,13 @@ class SceneGeometry:
             ey = float(p["texture_extension_y"]) or (cols - 1) * el.resolution
             ang = math.radians(float(p["texture_image_rotate"]))
             c, s = math.cos(ang), math.sin(ang)
-            x0, y0 = el.corner_min_x, el.corner_min_y
 
             def uv_of(q: np.ndarray) -> np.ndarray:
-                u, v = (q[:, 0] - x0) / ex - 0.5, (q[:, 1] - y0) / ey - 0.5
+                u, v = q[:, 0] / ex - 0.5, q[:, 1] / ey - 0.5
                 return np.column_stack([c * u - s * v + 0.5, s * u + c * v + 0.5])
 
-        return height_field(el.heights, el.corner_min_x, el.corner_min_y, el.resolution,
-                            WHITE if tex else p["mesh_color"], uv_of=uv_of, texture=tex)
+        return height_field(el.heights, 0.0, 0.0, el.resolution, WHITE if tex else p["mesh_color"], uv_of=uv_of,
+                            texture=tex)
 
     def _ground_grid(self, el: Any) -> None:
         p = el.params
@@ -800,6 +822,8 @@ class SceneGeometry:
             out[self._actor_nodes, :, 3] = poses[:, :3]
         for node, plane in self._moving_planes:
             out[node, :, 3] = plane.pose[:3]
+        for (_, (cx, cy)), node in self._elevation_nodes.items():
+            out[node, :, 3] = (cx, cy, 0.0)
         for node, focus, step in self._floating:
             x, y = self.world.vehicles[focus].pose[:2]
             out[node, :, 3] = (math.floor(x / step) * step, math.floor(y / step) * step, 0.0)
