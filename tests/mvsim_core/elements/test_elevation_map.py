@@ -236,3 +236,76 @@ def test_bad_texture_rotation(build):
     with pytest.raises(WorldFileError) as ei:
         matrix_map(build, " <texture_image_rotate>45</texture_image_rotate>\n")
     assert ei.value.line == 4 and "must be 0, 90, -90 or 180" in ei.value.message
+
+
+def shipped_map(worlds_dir: Path, corner: str = "") -> str:
+    src = worlds_dir / "mvsim_tutorial" / "elevation_mesh1.png"  # 100 x 100 pixels
+    return (f'<element class="elevation_map"><resolution>0.5</resolution><elevation_image>{src}</elevation_image>'
+            f'{corner}</element>')
+
+
+def test_copies_of_one_map_share_one_read_only_grid_charged_once(build, worlds_dir: Path):
+    from mvsim_core.memory_budget import ELEVATION_CELL_BYTES, ELEVATION_PLACEMENT_CELL_BYTES
+    from mvsim_core.xml.context import ParseContext
+
+    ctx = ParseContext()
+    a, _ = build(shipped_map(worlds_dir), ctx)
+    b, _ = build(shipped_map(worlds_dir), ctx)  # same place
+    c, _ = build(shipped_map(worlds_dir, "<corner_min_x>100</corner_min_x>"), ctx)  # elsewhere
+    d, _ = build(shipped_map(worlds_dir, "<elevation_image_max_z>3</elevation_image_max_z>"), ctx)  # other z range
+    assert a.heights is b.heights is c.heights and np.shares_memory(a.heights, c.heights)
+    assert d.heights is not a.heights and not np.shares_memory(a.heights, d.heights)
+    assert not a.heights.flags.writeable and not d.heights.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        a.heights[0, 0] = 1.0
+    assert (c.corner_min_x, a.corner_min_x) == (100.0, -24.75)
+    cells = 100 * 100
+    # two grids (a's and d's), three placements (a = b, c, d)
+    assert (ELEVATION_CELL_BYTES, ELEVATION_PLACEMENT_CELL_BYTES) == (136, 128)
+    assert ctx.budget.memory == 2 * 136 * cells + 3 * 128 * cells
+    assert ctx.budget.biggest() == ("3 elevation map placements (3.66 MiB, the first at w.xml:1), 2 elevation maps "
+                                    "(2.59 MiB, the first at w.xml:1)")
+
+
+def test_a_matrix_map_repeated_shares_its_grid(build):
+    a, _ = matrix_map(build)
+    b, _ = matrix_map(build)
+    c, _ = matrix_map(build, " <elevation_data_matrix_scale>2</elevation_data_matrix_scale>\n")
+    assert a.heights is b.heights and c.heights is not a.heights
+    assert c.heights[2, 2] == 18.0 and a.heights[2, 2] == 9.0
+
+
+def test_the_load_budget_refuses_copies_at_many_places_naming_contributors(tmp_path: Path, worlds_dir: Path):
+    import mvsim_core as mv
+
+    els = "".join(shipped_map(worlds_dir, f"<corner_min_x>{60 * k}</corner_min_x>") + "\n" for k in range(200))
+    w = tmp_path / "many.world.xml"
+    w.write_text(f'<mvsim_world version="1.0">\n{els}</mvsim_world>\n')
+    with pytest.raises(WorldFileError) as ei:
+        mv.load_world(w, env={"MVSIM_MAX_LOAD_MEMORY": "100MiB"})
+    assert (Path(ei.value.file).name, ei.value.line) == ("many.world.xml", 82)
+    assert ei.value.message == (
+        "elevation map elevation_mesh1.png placement would bring this load to an estimated 101 MiB of memory: more "
+        "than the load budget of 100 MiB (biggest so far: 81 elevation map placements (98.9 MiB, the first at "
+        "many.world.xml:2), 1 elevation map (1.3 MiB, at many.world.xml:2), 80 world elements (640 KiB, the first at "
+        "many.world.xml:2)); set the environment variable MVSIM_MAX_LOAD_MEMORY to raise it")
+
+
+def test_an_image_map_is_charged_from_its_header_before_decoding(build, tmp_path: Path):
+    from PIL import Image
+
+    from mvsim_core.xml.context import ParseContext
+    from mvsim_core.xml.limits import LoadLimits
+
+    Image.fromarray(np.zeros((3000, 2000), dtype=np.uint8)).save(tmp_path / "big.png")  # 6e6 heights: 778 MiB
+    ctx = ParseContext(limits=LoadLimits(memory=100 << 20))
+    with pytest.raises(WorldFileError) as ei:
+        build(f'<element class="elevation_map">\n<elevation_image>{tmp_path / "big.png"}</elevation_image>'
+              f'</element>', ctx)
+    assert ei.value.line == 2
+    assert ei.value.message.startswith("elevation map big.png would bring this load to an estimated 778 MiB of "
+                                       "memory: more than the load budget of 100 MiB")
+    assert "MVSIM_MAX_LOAD_MEMORY" in ei.value.message
+    from mvsim_core.elements.elevation_map import _SHARED
+
+    assert not [k for k in _SHARED.keys() if "big.png" in str(k[1])]  # refused before it was decoded
