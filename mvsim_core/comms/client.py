@@ -34,6 +34,7 @@ from google.protobuf.message import Message
 
 from mvsim_core.comms.errors import CommsError, CommsTimeout, FramingError, ServiceError, UnexpectedMessageError
 from mvsim_core.comms.framing import decode_payload, pack, pack_message, parse_bytes, parse_payload, unpack
+from mvsim_core.comms.names import check_name
 from mvsim_core.comms.proto import (
     AdvertiseServiceRequest_pb2,
     AdvertiseTopicRequest_pb2,
@@ -186,7 +187,13 @@ class Client:
         return self
 
     def register(self) -> None:
-        """Register this node's name with the server (RegisterNodeRequest)."""
+        """Register this node's name with the server (RegisterNodeRequest).
+
+        Raises:
+            InvalidName: the name breaks the name rule (:mod:`mvsim_core.comms.names`); nothing was sent.
+            CommsError: the server refused the node.
+        """
+        check_name("node name", self.name)
         ans = self._request(RegisterNodeRequest_pb2.RegisterNodeRequest(nodeName=self.name),
                             RegisterNodeAnswer_pb2.RegisterNodeAnswer)
         if not ans.success:
@@ -310,7 +317,12 @@ class Client:
         Args:
             topic: the topic name (e.g. ``/r1/pose``).
             msg_type: the message class, or its full type name.
+
+        Raises:
+            InvalidName: ``topic`` breaks the name rule (:mod:`mvsim_core.comms.names`); no socket was opened.
+            CommsError: not connected, already advertised, or the server refused.
         """
+        check_name("topic name", topic)
         type_name = msg_type if isinstance(msg_type, str) else msg_type.DESCRIPTOR.full_name
         if self._ctx is None:
             raise CommsError(f"client '{self.name}' is not connected; call connect() first")
@@ -379,7 +391,11 @@ class Client:
 
         The topic need not exist yet: the server tells this client about publishers as they appear. Subscribing
         twice to a topic adds a second callback.
+
+        Raises:
+            InvalidName: ``topic`` breaks the name rule (:mod:`mvsim_core.comms.names`).
         """
+        check_name("topic name", topic)
         if self._ctx is None:
             raise CommsError(f"client '{self.name}' is not connected; call connect() first")
         with self._subs_lock:
@@ -491,7 +507,11 @@ class Client:
         """Offer service ``name``: ``handler(request: input_type) -> output_type`` runs in the service thread.
 
         An exception in the handler is answered as a GenericAnswer{success=false, errorMessage}.
+
+        Raises:
+            InvalidName: ``name`` breaks the name rule (:mod:`mvsim_core.comms.names`).
         """
+        check_name("service name", name)
         if self._srv_rep is None:
             raise CommsError(f"client '{self.name}' is not connected; call connect() first")
         if name in self._services:

@@ -32,3 +32,7 @@ class AddressInUse(CommsError):
     def __init__(self, message: str, port: int) -> None:
         super().__init__(message)
         self.port = port
+
+
+class InvalidName(CommsError):
+    """A node, topic or service name breaks the name rule (:mod:`mvsim_core.comms.names`)."""

@@ -6,8 +6,9 @@ One ZMQ frame holds two length-prefixed byte strings, as MRPT's archive writes a
     [uint32 little-endian N2][N2 bytes: the protobuf-serialized message]
 
 A receiver checks the type name against what it expects. Everything here is strict and never trusts a length: a
-truncated frame, a length past the end, trailing bytes, or a type name that is not a protobuf identifier raise
-:class:`FramingError` without allocating anything the frame size does not already account for.
+truncated frame, a length past the end, trailing bytes, a type name that is not a protobuf identifier, or a string
+field that is not valid UTF-8 raise :class:`FramingError` without allocating anything the frame size does not already
+account for.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import re
 import struct
 from typing import TypeVar
 
+from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from mvsim_core.comms.errors import FramingError, UnexpectedMessageError
@@ -27,6 +29,9 @@ _U32 = struct.Struct("<I")
 _TYPE_NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 M = TypeVar("M", bound=Message)
+
+_STRING = FieldDescriptor.TYPE_STRING
+_MESSAGES = (FieldDescriptor.TYPE_MESSAGE, FieldDescriptor.TYPE_GROUP)
 
 
 def pack(type_name: str, payload: bytes) -> bytes:
@@ -101,7 +106,42 @@ def parse_bytes(payload: bytes, cls: type[M]) -> M:
     if missing:
         raise FramingError(f"payload of {len(payload)} bytes is not a valid {want}: missing required field(s) "
                            f"{', '.join(missing[:8])}")
+    bad = _undecoded_string(msg)
+    if bad is not None:
+        raise FramingError(f"payload of {len(payload)} bytes is not a valid {want}: field {bad} is not valid UTF-8")
     return msg
+
+
+def _undecoded_string(msg: Message, prefix: str = "") -> str | None:
+    """The path (``nodeName``, ``topics[2].topicName``) of the first string field of ``msg`` that did not decode as
+    UTF-8, else None.
+
+    proto2 ``string`` fields are not checked by the parser: for invalid UTF-8, protobuf's upb runtime hands the raw
+    ``bytes`` back instead of a ``str`` (and code reading the field as text then fails far away, as ``ord()`` on
+    ints). Here such a field is found right after parsing, so every decoded message holds only ``str`` text.
+    """
+    for fd, value in msg.ListFields():
+        path = prefix + fd.name
+        if fd.type == _STRING:
+            if fd.is_repeated:
+                for i, v in enumerate(value):
+                    if not isinstance(v, str):
+                        return f"{path}[{i}]"
+            elif not isinstance(value, str):
+                return path
+        elif fd.type in _MESSAGES:
+            if fd.is_repeated:
+                items = value.values() if fd.message_type.GetOptions().map_entry else value
+                for i, v in enumerate(items):
+                    if isinstance(v, Message):
+                        bad = _undecoded_string(v, f"{path}[{i}].")
+                        if bad is not None:
+                            return bad
+            else:
+                bad = _undecoded_string(value, path + ".")
+                if bad is not None:
+                    return bad
+    return None
 
 
 def decode(frame: bytes | memoryview) -> Message:

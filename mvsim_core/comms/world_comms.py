@@ -75,6 +75,7 @@ import numpy as np
 from google.protobuf.message import Message
 
 from mvsim_core.comms.client import Client
+from mvsim_core.comms.names import RULE, name_problem
 from mvsim_core.comms.proto import (
     ObservationLidar2D_pb2,
     Pose_pb2,
@@ -296,6 +297,15 @@ class _PoseTopic:
         self.next_t = 0.0
 
 
+def _publishable(topic: str, owner: str) -> bool:
+    """Whether ``topic`` follows the name rule; a warning says why not (the world runs on, unpublished there)."""
+    problem = name_problem(topic)
+    if problem is None:
+        return True
+    log.warning("%s: ZMQ topic %r not published: it %s; %s", owner, topic[:64], problem, RULE)
+    return False
+
+
 class WorldComms:
     """Serve a World on an MVSim comms server as the node ``World``.
 
@@ -400,16 +410,19 @@ class WorldComms:
                 continue
             suffix, cls, build = spec
             topic = s.publish_topic + suffix
+            if not _publishable(topic, f"sensor '{s.name}'"):
+                continue
             self.client.advertise_topic(topic, cls)
             self.sensor_topics.append(_SensorTopic(s, topic, cls.DESCRIPTOR.full_name, build))
         for name, obj in self._objects().items():
             sim = getattr(obj, "sim", None)
             if sim is None:
                 continue
-            if sim.publish_topic:
+            if sim.publish_topic and _publishable(sim.publish_topic, f"object '{name}'"):
                 self.client.advertise_topic(sim.publish_topic, TimeStampedPose_pb2.TimeStampedPose)
                 self.pose_topics.append(_PoseTopic(name, sim.publish_topic, sim.publish_period))
-            if sim.publish_relative_pose_topic and sim.publish_relative_pose_objects:
+            if (sim.publish_relative_pose_topic and sim.publish_relative_pose_objects
+                    and _publishable(sim.publish_relative_pose_topic, f"object '{name}'")):
                 self.client.advertise_topic(sim.publish_relative_pose_topic, TimeStampedPose_pb2.TimeStampedPose)
                 self.pose_topics.append(_PoseTopic(name, sim.publish_relative_pose_topic, sim.publish_period,
                                                    sim.publish_relative_pose_objects))

@@ -7,7 +7,7 @@ import struct
 import pytest
 
 from mvsim_core.comms.errors import FramingError, UnexpectedMessageError
-from mvsim_core.comms.framing import MAX_TYPE_NAME, decode, pack, pack_message, parse, unpack
+from mvsim_core.comms.framing import MAX_TYPE_NAME, decode, pack, pack_message, parse, parse_bytes, unpack
 from mvsim_core.comms.proto import Pose_pb2, SrvGetPose_pb2
 
 
@@ -69,3 +69,32 @@ def test_unpack_accepts_memoryview_and_copies():
     name, payload = unpack(memoryview(buf))
     buf[-1] = ord("z")
     assert (name, payload) == ("x.Y", b"abc")
+
+
+def test_strings_are_decoded_strictly():
+    """protobuf's upb hands back bytes for a proto2 string that is not UTF-8; parse refuses it, naming the field."""
+    from mvsim_core.comms.proto import ListTopicsAnswer_pb2, RegisterNodeRequest_pb2
+
+    with pytest.raises(FramingError) as e:
+        parse_bytes(b"\x0a\x02\xff\xfe", RegisterNodeRequest_pb2.RegisterNodeRequest)
+    assert str(e.value) == ("payload of 4 bytes is not a valid mvsim_msgs.RegisterNodeRequest: field nodeName is not "
+                            "valid UTF-8")
+    ans = ListTopicsAnswer_pb2.ListTopicsAnswer()
+    ans.topics.add(topicName="/a", topicType="t")
+    ans.topics.add(topicName="/b", topicType="t", publisherName=["ok", "QQ"])
+    raw = ans.SerializeToString().replace(b"QQ", b"\xc3Q")  # a lead byte without its continuation
+    with pytest.raises(FramingError, match=r"field topics\[1\]\.publisherName\[1\] is not valid UTF-8$"):
+        parse_bytes(raw, ListTopicsAnswer_pb2.ListTopicsAnswer)
+    assert parse_bytes(b"\x0a\x02\xc3\xb3", RegisterNodeRequest_pb2.RegisterNodeRequest).nodeName == "ó"
+
+
+def test_server_answers_invalid_utf8_cleanly():
+    from mvsim_core.comms import Server
+    from mvsim_core.comms.proto import GenericAnswer_pb2
+
+    srv = Server(port=0)
+    ans = parse(srv.handle(pack("mvsim_msgs.RegisterNodeRequest", b"\x0a\x04fu\xfaz")), GenericAnswer_pb2.GenericAnswer)
+    assert not ans.success
+    assert ans.errorMessage == ("payload of 6 bytes is not a valid mvsim_msgs.RegisterNodeRequest: field nodeName is "
+                                "not valid UTF-8")
+    assert srv.nodes == {}
