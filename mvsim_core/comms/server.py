@@ -1,6 +1,9 @@
 """The MVSim comms server: a directory of nodes, topics and services (upstream ``mvsim::Server``, wire compatible).
 
-One REP socket, by default on ``tcp://127.0.0.1:23700`` (upstream binds every interface; we bind loopback unless asked).
+One socket, by default on ``tcp://127.0.0.1:23700`` (upstream binds every interface; we bind loopback unless asked).
+Upstream's is a REP socket; ours is a ROUTER that answers exactly as a REP would (a REQ client's envelope, the empty
+delimiter frame, comes back with the answer), so upstream clients, our :class:`~mvsim_core.comms.client.Client` and
+bare REQ sockets see no difference; the ROUTER also tells which connection each request came on (see *Liveness*).
 Requests and answers (all framed, see :mod:`mvsim_core.comms.framing`):
 
 =========================  =======================================================================================
@@ -17,7 +20,22 @@ SubscribeRequest           → SubscribeAnswer; then a TopicInfo (the topic's pu
 anything else / malformed  → GenericAnswer{success=false, errorMessage}. The server never stops on a bad request.
 =========================  =======================================================================================
 
-Threads: one serves the REP socket; one sends the TopicInfo notifications (so a dead subscriber delays nobody).
+**Strict requests.** Every string field is decoded strictly (invalid UTF-8 is refused, naming the field: see
+:func:`~mvsim_core.comms.framing.parse_bytes`), and every node, topic and service name follows one rule, as ROS names
+(:mod:`mvsim_core.comms.names`): ``../../``, ``tcp://x``, ``//``, control or non-ASCII characters are refused with
+``success=false`` and an errorMessage naming the field and the rule.
+
+**Liveness.** A node belongs to the connection it registered (or advertised) on. A socket monitor reports closed
+connections: a client process that dies (even SIGKILLed) closes its connection, and ZMQ heartbeats
+(:data:`HEARTBEAT_IVL_MS`, :data:`HEARTBEAT_TIMEOUT_MS`) close the connection of a host that vanished without a word.
+:attr:`Server.node_timeout` seconds after its connection closed (10 s by default; environment variable
+``MVSIM_NODE_TIMEOUT``; 0 = never) a node leaves the registry, with its publishers and services, unless one of the
+endpoints it advertised still takes a TCP connection (then it is checked again after another ``node_timeout``); the
+subscriptions made on that connection whose update endpoint no longer answers go too. A quiet client whose
+connection stays open stays listed however long it says nothing (libzmq answers the heartbeats by itself).
+
+Threads: one serves the socket (and its monitor); one sends the TopicInfo notifications (so a dead subscriber delays
+nobody); one expires the nodes of closed connections (its probes of their endpoints delay no request).
 Registries are bounded (:data:`MAX_NODES`, ...) so no sequence of requests makes the server grow without limit.
 
 **In-process nodes are protected.** A client in the server's own process (the World of ``mvsim launch``, through
@@ -35,17 +53,22 @@ from __future__ import annotations
 
 import errno
 import logging
+import math
 import os
 import queue
 import re
+import socket
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import zmq
+from zmq.utils.monitor import recv_monitor_message
 
 from mvsim_core.comms.errors import AddressInUse, CommsError
 from mvsim_core.comms.framing import pack_message, parse_payload, unpack
+from mvsim_core.comms.names import check_name
 from mvsim_core.comms.proto import (
     AdvertiseServiceRequest_pb2,
     AdvertiseTopicRequest_pb2,
@@ -75,11 +98,21 @@ MAX_TOPICS = 4096
 MAX_SERVICES = 4096
 MAX_SUBSCRIBERS_PER_TOPIC = 256
 MAX_NAME = 1024
-"""Longest node / topic / service / type name or endpoint accepted (characters)."""
+"""Longest type name or endpoint accepted (characters); node, topic and service names follow
+:mod:`mvsim_core.comms.names`."""
 MAX_REQUEST_BYTES = 1 << 20
 """Largest request frame: bigger ones make ZMQ drop the sender's connection (no message in the protocol is this big)."""
 NOTIFY_TIMEOUT_MS = 2000
 """How long the notifier waits for a subscriber to take and acknowledge a TopicInfo."""
+NODE_TIMEOUT = 10.0
+"""Default seconds a node outlives its closed connection (see *Liveness*); ``MVSIM_NODE_TIMEOUT`` overrides it."""
+NODE_TIMEOUT_ENV = "MVSIM_NODE_TIMEOUT"
+HEARTBEAT_IVL_MS = 2000
+"""The server pings every connection this often (ms, ZMQ_HEARTBEAT_IVL)..."""
+HEARTBEAT_TIMEOUT_MS = 6000
+"""...and closes one that sent nothing, not even a pong, for this long (ms, ZMQ_HEARTBEAT_TIMEOUT)."""
+PROBE_TIMEOUT = 0.5
+"""Seconds a liveness probe waits for an advertised endpoint to take a TCP connection."""
 _MAX_NOTIFY_QUEUE = 1024
 _MAX_NOTIFY_SOCKETS = 256
 
@@ -108,6 +141,63 @@ class ServiceRecord:
     node: str
 
 
+@dataclass(eq=False)
+class _Connection:
+    """One client connection of the server socket: the nodes that registered or advertised on it and the
+    subscriptions made on it (topic, updates endpoint). ``deadline`` (time.monotonic() s) is set once it closed."""
+
+    fd: int
+    peer: str = ""
+    nodes: set[str] = field(default_factory=set)
+    subscriptions: set[tuple[str, str]] = field(default_factory=set)
+    deadline: float | None = None
+
+
+def node_timeout_from_env() -> float:
+    """Seconds from ``MVSIM_NODE_TIMEOUT`` (unset or empty: :data:`NODE_TIMEOUT`; 0 = never).
+
+    Raises:
+        CommsError: the variable is not a number of seconds >= 0.
+    """
+    text = os.environ.get(NODE_TIMEOUT_ENV, "").strip()
+    if not text:
+        return NODE_TIMEOUT
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise CommsError(f"{NODE_TIMEOUT_ENV}={text[:64]!r} is not a number of seconds >= 0; set it to e.g. 10 "
+                         f"(0 = nodes never expire) or unset it")
+    return value
+
+
+def endpoint_answers(endpoint: str, peer: str = "", timeout: float = PROBE_TIMEOUT) -> bool:
+    """Whether something takes a connection at ``endpoint`` (``tcp://HOST:PORT`` or ``ipc://PATH``).
+
+    Args:
+        endpoint: as a client advertised it; ``0.0.0.0`` / ``*`` (bound on every interface) is reached at ``peer``.
+        peer: IP address the advertising client connected from ("" = this machine).
+        timeout: seconds to wait for the connection.
+    """
+    try:
+        if endpoint.startswith("ipc://"):
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                s.settimeout(timeout)
+                s.connect(endpoint[len("ipc://"):])
+            return True
+        if not endpoint.startswith("tcp://"):
+            return False
+        host, _, port = endpoint[len("tcp://"):].rpartition(":")
+        host = host.strip("[]")
+        if host in ("0.0.0.0", "*", "::", ""):
+            host = peer or LOOPBACK
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            return True
+    except (OSError, ValueError):
+        return False
+
+
 class _Reject(Exception):
     """A request that is well formed but refused; its message goes back as ``errorMessage``."""
 
@@ -116,8 +206,9 @@ def _owned(name: str) -> str:
     return f"node `{name}` is served in the server's own process"
 
 
-def _check_name(what: str, value: str, *, empty_ok: bool = False) -> str:
-    if not value and not empty_ok:
+def _check_name(what: str, value: str) -> str:
+    """A type name or endpoint: not empty, at most :data:`MAX_NAME` characters, no control characters."""
+    if not value:
         raise _Reject(f"{what} must not be empty")
     if len(value) > MAX_NAME:
         raise _Reject(f"{what} is {len(value)} characters long; the limit is {MAX_NAME}")
@@ -137,16 +228,27 @@ class Server:
     """The comms server (see the module docstring for the protocol).
 
     Args:
-        port: TCP port of the REP socket (0 = an ephemeral port; see :attr:`port` after :meth:`start`).
+        port: TCP port of the server socket (0 = an ephemeral port; see :attr:`port` after :meth:`start`).
         bind_host: interface to bind; ``127.0.0.1`` (default) keeps the server private to this machine, ``0.0.0.0``
             (or ``*``) exposes it to the network: anyone who reaches it can drive and stop the simulation.
+        node_timeout: seconds a node outlives its closed connection (None = ``MVSIM_NODE_TIMEOUT``, else 10 s;
+            0 = nodes never expire). See *Liveness* in the module docstring.
+
+    Raises:
+        CommsError: ``port`` out of range, or ``node_timeout`` (or ``MVSIM_NODE_TIMEOUT``) not seconds >= 0.
 
     Use as a context manager, or :meth:`start` / :meth:`stop`.
     """
 
-    def __init__(self, port: int = DEFAULT_PORT, bind_host: str = LOOPBACK) -> None:
+    def __init__(self, port: int = DEFAULT_PORT, bind_host: str = LOOPBACK, *,
+                 node_timeout: float | None = None) -> None:
         if not 0 <= int(port) <= 65535:
             raise CommsError(f"port {port} out of range 0..65535")
+        timeout = node_timeout_from_env() if node_timeout is None else float(node_timeout)
+        if not math.isfinite(timeout) or timeout < 0:
+            raise CommsError(f"node_timeout {node_timeout} is not a number of seconds >= 0 (0 = never)")
+        self.node_timeout = timeout
+        """Seconds a node outlives its closed connection (0 = forever)."""
         self.bind_host = "*" if bind_host in ("*", "0.0.0.0") else bind_host
         self.port = int(port)
         self.nodes: dict[str, None] = {}
@@ -158,8 +260,19 @@ class Server:
         """Requests answered so far."""
         self.errors = 0
         """Requests answered with an error."""
+        self.expired = 0
+        """Nodes dropped because their connection closed (see *Liveness*)."""
+        self._conns: dict[int, _Connection] = {}
+        """Open connections by file descriptor."""
+        self._closed: list[_Connection] = []
+        """Closed connections still holding nodes or subscriptions, waiting for their deadline."""
+        self._node_conn: dict[str, _Connection] = {}
+        self._current: _Connection | None = None
+        """The connection of the request being answered (None: in-process, or not over the socket)."""
         self._ctx: zmq.Context | None = None
         self._rep: zmq.Socket | None = None
+        self._monitor: zmq.Socket | None = None
+        self._liveness: threading.Thread | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._notifier: threading.Thread | None = None
@@ -178,7 +291,7 @@ class Server:
         return self._thread is not None and self._thread.is_alive()
 
     def start(self) -> Server:
-        """Bind the REP socket (in the calling thread, so a busy port raises here) and start serving.
+        """Bind the server socket (in the calling thread, so a busy port raises here) and start serving.
 
         Raises:
             AddressInUse: the port is taken (another simulation or server listens there).
@@ -187,9 +300,11 @@ class Server:
         if self._thread is not None:
             raise CommsError("server already started")
         self._ctx = zmq.Context()
-        rep = self._ctx.socket(zmq.REP)
+        rep = self._ctx.socket(zmq.ROUTER)
         rep.setsockopt(zmq.LINGER, 0)
         rep.setsockopt(zmq.MAXMSGSIZE, MAX_REQUEST_BYTES)
+        rep.setsockopt(zmq.HEARTBEAT_IVL, HEARTBEAT_IVL_MS)
+        rep.setsockopt(zmq.HEARTBEAT_TIMEOUT, HEARTBEAT_TIMEOUT_MS)
         addr = f"tcp://{self.bind_host}:{self.port if self.port else '*'}"
         try:
             rep.bind(addr)
@@ -205,7 +320,11 @@ class Server:
             raise CommsError(f"cannot listen on {where}: {reason}") from None
         self.port = int(rep.getsockopt_string(zmq.LAST_ENDPOINT).rsplit(":", 1)[1])
         self._rep = rep
+        self._monitor = rep.get_monitor_socket(zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED)
         self._stop.clear()
+        if self.node_timeout > 0:
+            self._liveness = threading.Thread(target=self._liveness_loop, name="mvsim-server-liveness", daemon=True)
+            self._liveness.start()
         self._notifier = threading.Thread(target=self._notify_loop, name="mvsim-server-notify", daemon=True)
         self._notifier.start()
         self._thread = threading.Thread(target=self._serve, name="mvsim-server", daemon=True)
@@ -218,6 +337,8 @@ class Server:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout)
+        if self._liveness is not None:
+            self._liveness.join(timeout)
         if self._notifier is not None:
             try:
                 self._notify_q.put_nowait(None)
@@ -227,8 +348,8 @@ class Server:
             self._ctx.term()  # blocking calls in the notifier return ETERM; returns once every socket is closed
         if self._notifier is not None:
             self._notifier.join(timeout)
-        self._thread = self._notifier = None
-        self._ctx = self._rep = None
+        self._thread = self._notifier = self._liveness = None
+        self._ctx = self._rep = self._monitor = None
 
     def __enter__(self) -> Server:
         return self if self.running else self.start()
@@ -242,33 +363,122 @@ class Server:
 
     # ------------------------------------------------------------------ serving
     def _serve(self) -> None:
-        rep = self._rep
-        assert rep is not None
+        rep, mon = self._rep, self._monitor
+        assert rep is not None and mon is not None
         poller = zmq.Poller()
         poller.register(rep, zmq.POLLIN)
+        poller.register(mon, zmq.POLLIN)
         try:
             while not self._stop.is_set():
-                if not poller.poll(100):
-                    continue
-                parts = rep.recv_multipart(copy=True)
-                if len(parts) != 1:
-                    reply = self._error(f"expected one frame per request, got {len(parts)}")
-                else:
-                    reply = self.handle(parts[0])
-                rep.send(reply)
+                ready = dict(poller.poll(100))
+                # connection events first: a closed connection's descriptor may already carry a new one's request
+                self._take_monitor_events(mon)
+                if rep in ready:
+                    self._answer(rep, rep.recv_multipart(copy=False))
         except zmq.ZMQError as e:  # context terminated while stopping, or a socket failure
             if not self._stop.is_set():
                 log.error("server socket failed: %s", e)
         finally:
+            try:
+                rep.disable_monitor()
+            except zmq.ZMQError:
+                pass
+            mon.close(linger=0)
             rep.close(linger=0)
 
-    def handle(self, frame: bytes, *, local: bool = False) -> bytes:
+    def _answer(self, rep: zmq.Socket, parts: list[zmq.Frame]) -> None:
+        """Answer one message of the ROUTER socket: ``[routing id, (hops...), b"", request]`` from a REQ peer
+        (the envelope, up to the empty delimiter, goes back with the answer); without a delimiter (a DEALER peer)
+        the answer goes back after the routing id alone."""
+        split = next((i for i in range(1, len(parts)) if len(parts[i]) == 0), 0)
+        envelope, body = parts[:split + 1], parts[split + 1:]
+        if len(body) != 1:
+            reply = self._error(f"expected one frame per request, got {len(body)}")
+            self.requests += 1
+        else:
+            fd, peer = -1, ""
+            try:
+                fd = int(body[0].get(zmq.SRCFD))
+                peer = str(body[0].get("Peer-Address"))
+            except (zmq.ZMQError, ValueError, TypeError):
+                pass
+            reply = self.handle(body[0].bytes, connection=fd if fd >= 0 else None, peer=peer)
+        rep.send_multipart([*envelope, reply], copy=False)
+
+    def _take_monitor_events(self, mon: zmq.Socket) -> None:
+        while mon.poll(0):
+            ev = recv_monitor_message(mon)
+            fd = int(ev["value"])
+            with self._lock:
+                self._connection_closed(fd)  # ACCEPTED on a known descriptor: its old connection is gone too
+
+    def _connection_closed(self, fd: int) -> None:
+        """The connection on ``fd`` closed (with ``self._lock`` held): its nodes and subscriptions start to expire."""
+        conn = self._conns.pop(fd, None)
+        if conn is None or not (conn.nodes or conn.subscriptions) or self.node_timeout <= 0:
+            return
+        conn.deadline = time.monotonic() + self.node_timeout
+        self._closed.append(conn)
+        log.debug("connection of node(s) %s closed; they expire in %g s unless their endpoints answer",
+                  sorted(conn.nodes), self.node_timeout)
+
+    def _liveness_loop(self) -> None:
+        """Expire the nodes and subscriptions of closed connections whose deadline passed (see *Liveness*)."""
+        period = min(1.0, max(0.05, self.node_timeout / 4))
+        while not self._stop.wait(period):
+            now = time.monotonic()
+            with self._lock:
+                due = [c for c in self._closed if c.deadline is not None and c.deadline <= now]
+                probes = {c: self._endpoints_of(c) for c in due}
+            for c, (by_node, subs) in probes.items():
+                alive_nodes = {n for n, eps in by_node.items() if any(endpoint_answers(e, c.peer) for e in eps)}
+                alive_subs = {ts for ts in subs if endpoint_answers(ts[1], c.peer)}
+                with self._lock:
+                    self._expire(c, alive_nodes, alive_subs)
+
+    def _endpoints_of(self, conn: _Connection) -> tuple[dict[str, list[str]], set[tuple[str, str]]]:
+        """(node -> the endpoints it advertises, the subscriptions) of ``conn``, to probe (``self._lock`` held)."""
+        by_node: dict[str, list[str]] = {n: [] for n in conn.nodes}
+        for t in self.topics.values():
+            for n, ep in t.publishers.items():
+                if n in by_node:
+                    by_node[n].append(ep)
+        for sv in self.services.values():
+            if sv.node in by_node:
+                by_node[sv.node].append(sv.endpoint)
+        return by_node, set(conn.subscriptions)
+
+    def _expire(self, conn: _Connection, alive_nodes: set[str], alive_subs: set[tuple[str, str]]) -> None:
+        """Drop what of closed ``conn`` did not answer its probe; check the rest again later (``self._lock`` held).
+        """
+        for name in sorted(conn.nodes - alive_nodes):
+            log.info("node '%s' expired: its connection closed %g s ago and none of its endpoints answers",
+                     name, self.node_timeout)
+            self._remove_node(name)
+            self.expired += 1
+        for topic, endpoint in sorted(conn.subscriptions - alive_subs):
+            conn.subscriptions.discard((topic, endpoint))
+            t = self.topics.get(topic)
+            if t is None:
+                continue
+            t.subscribers.pop(endpoint, None)
+            if not t.publishers and not t.subscribers:
+                del self.topics[topic]
+        if conn.nodes or conn.subscriptions:
+            conn.deadline = time.monotonic() + self.node_timeout
+        elif conn in self._closed:
+            self._closed.remove(conn)
+
+    def handle(self, frame: bytes, *, local: bool = False, connection: int | None = None, peer: str = "") -> bytes:
         """The framed answer to one framed request. Never raises.
 
         Args:
             frame: the request.
             local: the request comes from a client in this process (``Client(server=...)``), not over the wire;
                 the node it registers is protected (see the module docstring).
+            connection: file descriptor of the connection the request came on (None: not over the socket); the
+                nodes it registers or advertises for expire once that connection closes (see *Liveness*).
+            peer: IP address of that connection's other end ("" unknown).
         """
         self.requests += 1
         try:
@@ -280,7 +490,16 @@ class Server:
             cls, fn = handler
             req = parse_payload(type_name, payload, cls)
             with self._lock:
-                return pack_message(fn(self, req, local))
+                self._current = None
+                if connection is not None and not local:
+                    conn = self._conns.get(connection)
+                    if conn is None:
+                        conn = self._conns[connection] = _Connection(connection, peer)
+                    self._current = conn
+                try:
+                    return pack_message(fn(self, req, local))
+                finally:
+                    self._current = None
         except (_Reject, CommsError) as e:
             return self._error(str(e))
         except Exception as e:  # the server must survive anything a client sends
@@ -298,9 +517,19 @@ class Server:
         if not local and node in self.local_nodes:
             raise _Reject(f"{_owned(node)}: {what}")
 
+    def _attach(self, node: str) -> None:
+        """``node`` now lives as long as the connection of the current request (none: forever)."""
+        old = self._node_conn.pop(node, None)
+        if old is not None:
+            old.nodes.discard(node)
+        conn = self._current
+        if conn is not None:
+            conn.nodes.add(node)
+            self._node_conn[node] = conn
+
     def _register(self, m: RegisterNodeRequest_pb2.RegisterNodeRequest,
                   local: bool) -> RegisterNodeAnswer_pb2.RegisterNodeAnswer:
-        name = _check_name("nodeName", m.nodeName)
+        name = check_name("nodeName", m.nodeName)
         try:
             self._guard(name, local, "another client cannot register under its name; choose another nodeName")
         except _Reject as e:
@@ -311,6 +540,7 @@ class Server:
             return RegisterNodeAnswer_pb2.RegisterNodeAnswer(
                 success=False, errorMessage=f"too many nodes registered ({MAX_NODES})")
         self.nodes[name] = None
+        self._attach(name)
         if local:
             self.local_nodes.add(name)
         log.debug("node '%s' registered%s", name, " (in-process)" if local else "")
@@ -318,13 +548,17 @@ class Server:
 
     def _unregister(self, m: UnregisterNodeRequest_pb2.UnregisterNodeRequest,
                     local: bool) -> GenericAnswer_pb2.GenericAnswer:
-        self._guard(m.nodeName, local, "only that node can unregister itself")
-        self._remove_node(m.nodeName)
+        name = check_name("nodeName", m.nodeName)
+        self._guard(name, local, "only that node can unregister itself")
+        self._remove_node(name)
         return GenericAnswer_pb2.GenericAnswer(success=True)
 
     def _remove_node(self, name: str) -> None:
         self.nodes.pop(name, None)
         self.local_nodes.discard(name)
+        conn = self._node_conn.pop(name, None)
+        if conn is not None:
+            conn.nodes.discard(name)
         for t in list(self.topics.values()):
             if t.publishers.pop(name, None) is not None:
                 self._notify_subscribers(t)
@@ -335,10 +569,10 @@ class Server:
 
     def _advertise_topic(self, m: AdvertiseTopicRequest_pb2.AdvertiseTopicRequest,
                          local: bool) -> GenericAnswer_pb2.GenericAnswer:
-        topic = _check_name("topicName", m.topicName)
+        topic = check_name("topicName", m.topicName)
         type_name = _check_name("topicTypeName", m.topicTypeName)
         endpoint = _check_endpoint(m.endpoint)
-        node = _check_name("nodeName", m.nodeName)
+        node = check_name("nodeName", m.nodeName)
         self._guard(node, local, f"another client cannot advertise topic `{topic}` under its name")
         t = self.topics.get(topic)
         if t is None:
@@ -350,17 +584,19 @@ class Server:
                           f"[{t.type_name}]")
         t.type_name = type_name
         t.publishers[node] = endpoint
+        if self._current is not None:
+            self._attach(node)
         log.debug("topic '%s' [%s] published by '%s' at %s", topic, type_name, node, endpoint)
         self._notify_subscribers(t)
         return GenericAnswer_pb2.GenericAnswer(success=True)
 
     def _advertise_service(self, m: AdvertiseServiceRequest_pb2.AdvertiseServiceRequest,
                            local: bool) -> GenericAnswer_pb2.GenericAnswer:
-        name = _check_name("serviceName", m.serviceName)
+        name = check_name("serviceName", m.serviceName)
         tin = _check_name("inputTypeName", m.inputTypeName)
         tout = _check_name("outputTypeName", m.outputTypeName)
         endpoint = _check_endpoint(m.endpoint)
-        node = _check_name("nodeName", m.nodeName)
+        node = check_name("nodeName", m.nodeName)
         self._guard(node, local, f"another client cannot advertise service `{name}` under its name")
         old = self.services.get(name)
         if old is not None and old.node != node:
@@ -371,15 +607,22 @@ class Server:
         if old is None and len(self.services) >= MAX_SERVICES:
             raise _Reject(f"too many services ({MAX_SERVICES})")
         self.services[name] = ServiceRecord(name, tin, tout, endpoint, node)
+        if self._current is not None:
+            self._attach(node)
         log.debug("service '%s' [%s->%s] offered by '%s' at %s", name, tin, tout, node, endpoint)
         return GenericAnswer_pb2.GenericAnswer(success=True)
 
     def _service_info(self, m: GetServiceInfoRequest_pb2.GetServiceInfoRequest,
                       local: bool) -> GetServiceInfoAnswer_pb2.GetServiceInfoAnswer:
-        s = self.services.get(m.serviceName)
+        try:
+            name = check_name("serviceName", m.serviceName)
+        except CommsError as e:  # answered in kind, so a caller sees "no such service" with the reason
+            self.errors += 1
+            return GetServiceInfoAnswer_pb2.GetServiceInfoAnswer(success=False, errorMessage=str(e))
+        s = self.services.get(name)
         if s is None:
             return GetServiceInfoAnswer_pb2.GetServiceInfoAnswer(
-                success=False, errorMessage=f"Could not find service `{m.serviceName[:MAX_NAME]}`")
+                success=False, errorMessage=f"Could not find service `{name}`")
         return GetServiceInfoAnswer_pb2.GetServiceInfoAnswer(success=True, serviceEndpoint=s.endpoint,
                                                              serviceNodeName=s.node)
 
@@ -399,7 +642,7 @@ class Server:
 
     def _subscribe(self, m: SubscribeRequest_pb2.SubscribeRequest,
                    local: bool) -> SubscribeAnswer_pb2.SubscribeAnswer:
-        topic = _check_name("topic", m.topic)
+        topic = check_name("topic", m.topic)
         try:
             endpoint = _check_endpoint(m.updatesEndpoint)
         except _Reject as e:
@@ -415,6 +658,8 @@ class Server:
             if len(t.subscribers) >= MAX_SUBSCRIBERS_PER_TOPIC:
                 t.subscribers.pop(next(iter(t.subscribers)))  # forget the oldest
             t.subscribers[endpoint] = None
+        if self._current is not None:
+            self._current.subscriptions.add((topic, endpoint))
         self._queue_notification(endpoint, t)
         return SubscribeAnswer_pb2.SubscribeAnswer(topic=topic, success=True)
 
@@ -452,7 +697,9 @@ class Server:
 
         One connected PAIR socket per subscriber endpoint is kept (a PAIR peer accepts one connection at a time, so
         reconnecting for every update could be refused); a subscriber that does not acknowledge in time loses its
-        socket (it is made again for the next update)."""
+        socket (it is made again for the next update). Before a socket is made, the endpoint is probed with a plain
+        TCP connection (:func:`endpoint_answers`): one that refuses it is skipped at once instead of holding every
+        later update up for a send timeout."""
         ctx = self._ctx
         assert ctx is not None
         socks: OrderedDict[str, zmq.Socket] = OrderedDict()
@@ -467,6 +714,9 @@ class Server:
                 endpoint, frame = item
                 s = socks.pop(endpoint, None)
                 if s is None:
+                    if not endpoint_answers(endpoint):  # refused at once: no 2 s send timeout for the queue behind
+                        log.warning("subscriber at %s does not answer; it misses an update", endpoint)
+                        continue
                     s = ctx.socket(zmq.PAIR)
                     s.setsockopt(zmq.LINGER, 0)
                     s.setsockopt(zmq.SNDTIMEO, NOTIFY_TIMEOUT_MS)
