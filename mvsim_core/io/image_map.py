@@ -40,6 +40,7 @@ from PIL import Image, UnidentifiedImageError
 from mvsim_core.errors import AssetError
 from mvsim_core.io.file_check import file_problem
 from mvsim_core.io.grid_map import GridMap
+from mvsim_core.io.png_chunks import png_chunk_problem
 from mvsim_core.memory_budget import budget_message, over_budget
 
 # ITU-R BT.601 luma weights (as MRPT >= 2.x CImage::getAsFloat and OpenCV's grayscale conversion).
@@ -49,6 +50,8 @@ _LUMA = np.array([0.299, 0.587, 0.114], dtype=np.float64)
 def image_size(path: str | Path) -> tuple[int, int] | None:
     """``(width, height)`` pixels of an image from its header (nothing decoded), or None when it cannot be read as
     an image (:func:`read_image_array` then says why)."""
+    if png_chunk_problem(path) is not None:
+        return None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
@@ -66,7 +69,8 @@ def read_image_array(path: str | Path) -> np.ndarray:
     keep their full precision (divided by 65535); palette / CMYK / other modes are converted to RGB(A).
 
     Raises:
-        AssetError: the file is missing, is not a file, cannot be decoded as an image, or has more pixels than the
+        AssetError: the file is missing, is not a file, is a PNG with a chunk longer than the file
+            (:mod:`mvsim_core.io.png_chunks`), cannot be decoded as an image, or has more pixels than the
             memory budget allows (:mod:`mvsim_core.memory_budget`, one float64 per pixel).
     """
     p = Path(path)
@@ -79,6 +83,9 @@ def read_image_array(path: str | Path) -> np.ndarray:
         )
     if problem is not None:
         raise AssetError(str(path), f"{problem} (expected an image such as .png/.jpg/.bmp)")
+    damage = png_chunk_problem(p)
+    if damage is not None:
+        raise AssetError(str(path), f"{damage}; re-save it as an 8-bit grayscale or RGB PNG")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
@@ -91,7 +98,7 @@ def read_image_array(path: str | Path) -> np.ndarray:
                 return _to_float_array(img)
     except AssetError:
         raise
-    except (UnidentifiedImageError, OSError, ValueError, SyntaxError, Image.DecompressionBombError) as e:
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError, MemoryError, Image.DecompressionBombError) as e:
         raise AssetError(
             str(path), f"cannot decode image ({type(e).__name__}: {e}); re-save it as an 8-bit grayscale or RGB PNG"
         ) from e

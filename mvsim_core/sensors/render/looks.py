@@ -39,6 +39,8 @@ from typing import Any
 
 import numpy as np
 
+from mvsim_core.io.png_chunks import png_chunk_problem
+
 SKY_LAYERS = ("Front", "Back", "Left", "Right", "Up", "Down")
 """Order of the skybox faces in the uploaded texture array (layer index = position)."""
 SKY_FACE_MAX = 1024
@@ -62,6 +64,8 @@ def skybox_faces(world: Any) -> np.ndarray | None:
             for face in SKY_LAYERS:
                 path = el.faces[face]
                 assert path is not None  # el.complete
+                if png_chunk_problem(path) is not None:
+                    raise ValueError("damaged PNG")
                 with Image.open(path) as im:
                     images.append(im.convert("RGBA"))
         except Exception:  # PIL raises many kinds of errors for unreadable images

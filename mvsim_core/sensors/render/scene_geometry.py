@@ -52,6 +52,7 @@ import numpy as np
 from mvsim_core.elements.occupancy_grid import CELL_HEIGHT, OCCUPIED
 from mvsim_core.geometry.polygons import make_ccw, triangulate_polygon
 from mvsim_core.geometry.rotations import rotations
+from mvsim_core.io.png_chunks import png_chunk_problem
 from mvsim_core.objects.actor import STAND_IN_COLOR
 
 if TYPE_CHECKING:
@@ -416,6 +417,8 @@ def load_texture(path: Path | None) -> TextureImage | None:
         try:
             from PIL import Image
 
+            if png_chunk_problem(path) is not None:
+                raise ValueError("damaged PNG")
             with Image.open(path) as im:
                 px = np.asarray(im.convert("RGBA"), dtype=np.uint8)
             _TEXTURES[key] = TextureImage(Path(path), np.ascontiguousarray(px[::-1]))
