@@ -100,3 +100,29 @@ def test_near_cells_are_the_occupied_stencil_cells_inside_the_grid_in_stencil_or
         want = [(iy + sy) * nx + ix + sx for sx, sy in stencil.tolist()
                 if 0 <= ix + sx < nx and 0 <= iy + sy < ny and occupied[(iy + sy) * nx + ix + sx]]
         assert out[:n].tolist() == want
+
+
+def test_only_the_surface_of_a_solid_region_gets_fixtures():
+    from mvsim_core.dynamics.grid_obstacles import surface_cells
+
+    solid = np.zeros((6, 7), bool)
+    solid[1:5, 1:6] = True  # a 4 x 5 block: its 3 x 1 inside has four solid neighbours
+    solid[0, 6] = True  # a corner cell at the grid's edge
+    surf = surface_cells(solid)
+    assert np.flatnonzero(solid & ~surf).tolist() == [2 * 7 + 2, 2 * 7 + 3, 2 * 7 + 4, 3 * 7 + 2, 3 * 7 + 3, 3 * 7 + 4]
+    assert surf[0, 6] and surf[1, 1] and surf[4, 5] and not surf[0, 0]
+    assert surface_cells(np.ones((3, 3), bool)).sum() == 8  # the grid's edge counts as free: only the centre is buried
+
+
+def test_a_body_deep_inside_a_solid_region_meets_no_buried_cell():
+    """An all-black map (a fuzzed 4000 x 4000 warehouse made one Box2D step take minutes: a car overlapping
+    ~18 000 cell squares); only the region's surface gets fixtures, so a body deep inside gets none and one near
+    the surface gets only surface cells."""
+    occ = np.ones((200, 200))
+    w = Box2D.b2World(gravity=(0, 0))
+    g = GridObstacles.build(w, grid_element(occ, resolution=0.05, x_min=-5.0, y_min=-5.0), [2.5, 0.3])
+    assert int(g.occupied.sum()) == 4 * 200 - 4
+    g.update(np.array([[0.0, 0.0], [-4.9, 0.0]]))  # a car at the centre; a small robot by the left edge
+    assert g.near[0] == set()
+    assert g.near[1] and all(k % 200 == 0 for k in g.near[1])  # column 0 only, the grid's edge
+    assert len(g.body.fixtures) == len(g.near[1])
