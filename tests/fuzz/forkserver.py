@@ -14,7 +14,8 @@ Limits, per child:
   the rest of the limit;
 * memory: ``RLIMIT_AS`` = the parent's address space at the fork + ``memory_mb`` (an allocation past it raises
   ``MemoryError`` or kills the child), and a peak resident size (``ru_maxrss``) over ``memory_mb`` counts as
-  ``memory`` too.
+  ``memory`` too. The simulator's load budget (``MVSIM_MAX_LOAD_MEMORY``) is half of ``memory_mb`` in a child, so
+  a world too big for the limit must be refused at load: a ``memory`` outcome is an estimate that fell short.
 
 A child ignores SIGINT (Ctrl-C stops the campaign in the parent, which then kills its children), writes stdout and
 stderr to ``child.log`` in its work folder, and its :class:`~.outcome.Result` as ``result.json`` there.
@@ -67,6 +68,18 @@ class Job:
     path: str
     workdir: Path
     seed: int = 0
+
+
+LOAD_BUDGET_ENV = "MVSIM_MAX_LOAD_MEMORY"
+LOAD_BUDGET_SHARE = 0.5
+"""Share of a child's memory limit given to the simulator's load budget (:mod:`mvsim_core.memory_budget`): the
+budget bounds what a world keeps, and building it (decoding, meshes) briefly takes about as much again."""
+
+
+def load_budget(limits: Limits) -> str:
+    """The load budget a child runs with (unless the campaign's environment sets one): a world whose estimate fits
+    it must run within the child's memory limit; a bigger one must be refused at load, by the budget's error."""
+    return f"{int(limits.memory_mb * LOAD_BUDGET_SHARE)}MiB"
 
 
 def prepare_environment() -> None:
@@ -181,6 +194,7 @@ def _child(job: Job, limits: Limits, as_limit: int, target: Target, sim_time: fl
         sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
         if as_limit > 0:
             resource.setrlimit(resource.RLIMIT_AS, (as_limit, as_limit))
+        os.environ.setdefault(LOAD_BUDGET_ENV, load_budget(limits))
         faulthandler.enable(file=sys.stderr, all_threads=True)
         faulthandler.dump_traceback_later(max(0.2, limits.timeout - 1.0), exit=False, file=sys.stderr)
         try:
