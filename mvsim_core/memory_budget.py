@@ -24,6 +24,10 @@ world element                       8 KiB                                      4
 actor                               16 KiB                                     (as a vehicle without wheels)
 marker                              4 KiB + 48 B per point                     (set by analogy)
 joint                               4 KiB                                      (set by analogy)
+occupancy grid, per cell, once      4 B (float32 occupancy)                    4 B (the decoded array)
+per shared grid
+occupancy grid, per cell, per       1 B (bool collision mask)                  1 B (the mask array)
+element
 elevation map, per height, once     136 B: height 8, 3D caster 56 (min-max     8 + 21.3 + 29.3 + 72.0 = 130.6 B
 per shared grid                     pyramid, its packed copy), mesh 72         (1000 x 1000 heights, tracemalloc)
                                     (positions, normals, colours, indices,
