@@ -34,6 +34,7 @@ from mvsim_core import arguments as arg
 from mvsim_core.memory_budget import budget_message, over_budget
 from mvsim_core.objects.visual import Visual, parse_visuals
 from mvsim_core.sensors import demand
+from mvsim_core.sensors.outputs import Output, OutputKind
 from mvsim_core.world_options import MIN_TIMESTEP
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.node import XmlNode
@@ -360,6 +361,16 @@ class Sensor:
         """
         if over_budget(n_rays, self.RAY_BYTES):
             raise ctx.error(self.where(*names), budget_message(what, n_rays, self.RAY_BYTES, fix))
+
+    # ------------------------------------------------------------------ outputs
+    def outputs(self) -> tuple[Output, ...]:
+        """What this sensor puts out (:mod:`mvsim_core.sensors.outputs`): none here; every class that samples
+        declares its own, and every adapter encodes them by their kind."""
+        return ()
+
+    def output(self, kind: OutputKind) -> Output:
+        """A sensor's output of ``kind`` named and timed as the sensor, in its own frame."""
+        return Output(kind, self.name, self.name, self.period)
 
     # ------------------------------------------------------------------ description
     @property

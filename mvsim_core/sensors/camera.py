@@ -26,6 +26,7 @@ import numpy as np
 from mvsim_core.geometry.rotations import ypr_from_rotation
 from mvsim_core.memory_budget import budget_message, over_budget
 from mvsim_core.sensors.base import Pose3D, Sensor, count_param
+from mvsim_core.sensors.outputs import Output, OutputKind
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.params import Kind, Param
 
@@ -193,6 +194,10 @@ class Camera(PinholeAccessors, Sensor):
     )
 
     simulated: ClassVar[bool] = True
+
+    def outputs(self) -> tuple[Output, ...]:
+        """A colour image (:attr:`OutputKind.IMAGE`) in the sensor frame."""
+        return (self.output(OutputKind.IMAGE),)
 
     # ------------------------------------------------------------------ simulation
     @classmethod

@@ -38,6 +38,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mvsim_core.sensors.base import Sensor
+from mvsim_core.sensors.outputs import Output, OutputKind
 from mvsim_core.xml.params import Kind, Param
 
 # ---------------------------------------------------------------------- WGS84
@@ -195,6 +196,12 @@ class GnssFix:
     hdop: float = field(default=0.0)
 
 
+def fix_or_no_fix(sensor: Any) -> Any:
+    """A GNSS's latest sample: its fix (``last``), else its latest sample without one (``last_no_fix``; None
+    before any)."""
+    return sensor.last if sensor.last is not None else getattr(sensor, "last_no_fix", None)
+
+
 class Gnss(Sensor):
     """GNSS receiver; class ``gnss``, default names ``gnss1``, ``gnss2``, ...
 
@@ -210,6 +217,11 @@ class Gnss(Sensor):
     """The latest sample that found no fix (status :data:`GGA_NO_FIX`, NaN position); None before any. It is the
     sensor's current state when it is newer than :attr:`last` (which is then None)."""
     simulated: ClassVar[bool] = True
+
+    def outputs(self) -> tuple[Output, ...]:
+        """A fix (:attr:`OutputKind.FIX`) in the sensor frame, sent also without a fix (:func:`fix_or_no_fix`:
+        the sample of :attr:`last_no_fix`, status NO_FIX, at the sensor's rate)."""
+        return (Output(OutputKind.FIX, self.name, self.name, self.period, observe=fix_or_no_fix),)
     POSE_TAGS: ClassVar[tuple[str, ...]] = ("pose", "pose_3d")
     PARAMS: ClassVar[tuple[Param, ...]] = (
         Param("horizontal_std_noise", Kind.FLOAT, 2.0, "m", min=0.0, doc="std. dev. of east and north noise"),

@@ -30,6 +30,7 @@ import numpy as np
 from mvsim_core.geometry.rotations import quaternion_from_rotation
 from mvsim_core.sensors.base import Sensor
 from mvsim_core.sensors.imu_noise import ImuNoiseModel
+from mvsim_core.sensors.outputs import Output, OutputKind
 from mvsim_core.xml.params import Kind, Param
 
 
@@ -67,6 +68,13 @@ class Imu(Sensor):
     xml_class: ClassVar[str] = "imu"
     name_prefix: ClassVar[str] = "imu"
     simulated: ClassVar[bool] = True
+
+    def outputs(self) -> tuple[Output, ...]:
+        """An inertial measurement (:attr:`OutputKind.IMU`) in the sensor frame; its covariances from the white
+        noise of the gyroscope and accelerometer and ``orientation_std_noise``."""
+        return (Output(OutputKind.IMU, self.name, self.name, self.period, noise={
+            "angular_velocity": float(self.gyro_noise), "linear_acceleration": float(self.accel_noise),
+            "orientation": float(self.params.get("orientation_std_noise", 0.0))}),)
     POSE_TAGS: ClassVar[tuple[str, ...]] = ("pose", "pose_3d")
     PARAMS: ClassVar[tuple[Param, ...]] = (
         Param("angular_velocity_white_noise_std_noise", Kind.FLOAT, 2e-4, "rad/s", min=0.0,

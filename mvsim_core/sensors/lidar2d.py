@@ -37,6 +37,7 @@ import numpy as np
 
 from mvsim_core.geometry.rotations import ypr_from_rotations
 from mvsim_core.sensors.base import Pose3D, Sensor, count_param, own_normals
+from mvsim_core.sensors.outputs import Output, OutputKind
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.params import Kind, Param
 
@@ -136,6 +137,10 @@ class Lidar2D(Sensor):
     )
 
     simulated: ClassVar[bool] = True
+
+    def outputs(self) -> tuple[Output, ...]:
+        """A planar scan (:attr:`OutputKind.SCAN`) in the sensor frame."""
+        return (self.output(OutputKind.SCAN),)
     RAY_BYTES: ClassVar[int] = 192
     """Per ray: ~14 float64 arrays (angles, their cosines and sines, reach, noise, directions, distances) and a few
     smaller ones, kept per sensor list or made at each scan."""

@@ -46,6 +46,7 @@ import numpy as np
 
 from mvsim_core.geometry.rotations import rotation, ypr_from_rotations
 from mvsim_core.sensors.base import Sensor, count_param, own_normals
+from mvsim_core.sensors.outputs import Output, OutputKind
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.params import Kind, Param
 
@@ -135,6 +136,10 @@ class Lidar3D(Sensor):
     )
 
     simulated: ClassVar[bool] = True
+
+    def outputs(self) -> tuple[Output, ...]:
+        """A point cloud (:attr:`OutputKind.POINT_CLOUD`) in the sensor frame."""
+        return (self.output(OutputKind.POINT_CLOUD),)
     RAY_BYTES: ClassVar[int] = 128
     """Per ray: its direction (3 float64), distance, intensity, noise, the occupancy-grid pass (7 float64) and the
     returned point, ring, azimuth and range."""

@@ -40,6 +40,7 @@ from mvsim_core.sensors.camera import (
     pinhole_params,
     pose_of,
 )
+from mvsim_core.sensors.outputs import Output, OutputKind
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.params import Kind, Param
 
@@ -138,6 +139,14 @@ class RgbdCamera(PinholeAccessors, Sensor):
     )
 
     simulated: ClassVar[bool] = True
+
+    def outputs(self) -> tuple[Output, ...]:
+        """Colour and depth images and the depth's points (:attr:`OutputKind.RGBD`): the images in the optical
+        frames ``<name>_rgb`` and ``<name>_depth``; ``depth_image`` and ``colored_points`` from
+        ``publish_ros_depth_image`` and ``publish_ros_colored_pointcloud``."""
+        return (Output(OutputKind.RGBD, self.name, self.name, self.period, options={
+            "depth_image": bool(self.params.get("publish_ros_depth_image", True)),
+            "colored_points": bool(self.params.get("publish_ros_colored_pointcloud", False))}),)
 
     # ------------------------------------------------------------------ simulation
     @classmethod
