@@ -10,6 +10,12 @@ vehicle's transforms go on the node's ``tf`` / ``tf_static``). No ROS import her
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from mvsim_core.output_kind import OutputKind
+
+if TYPE_CHECKING:
+    from mvsim_core.sensors.outputs import Output
 
 ODOM_FRAME = "odom"
 BASE_FRAME = "base_link"
@@ -67,6 +73,25 @@ def rgbd_topics(base: str) -> dict[str, str]:
             "points": f"{base}_points"}
 
 
+KIND_TOPICS: dict[OutputKind, Callable[[str], dict[str, str]]] = {
+    OutputKind.SCAN: single_topic,
+    OutputKind.POINT_CLOUD: points_topic,
+    OutputKind.IMAGE: camera_topics,
+    OutputKind.RGBD: rgbd_topics,
+    OutputKind.IMU: single_topic,
+    OutputKind.FIX: single_topic,
+}
+"""Output kind (:class:`mvsim_core.output_kind.OutputKind`) → its topics, from the topic base ``<prefix><name>``."""
+
+
+def output_topics(output: Output, prefix: str) -> dict[str, str]:
+    """The topics of one output of a sensor (:class:`mvsim_core.sensors.outputs.Output`): its kind's
+    (:data:`KIND_TOPICS`) under ``<prefix><output.name>``; ``prefix`` is a vehicle's topic prefix
+    (:func:`vehicle_prefix`; the MCAP recorder puts a ``/`` before it)."""
+    return KIND_TOPICS[output.kind](f"{prefix}{output.name}")
+
+
+# ---------------------------------------------------------------------- deprecated (issue 33): keyed by xml_class
 SENSOR_TOPICS: dict[str, Callable[[str], dict[str, str]]] = {
     "laser": single_topic,
     "lidar3d": points_topic,
@@ -75,12 +100,13 @@ SENSOR_TOPICS: dict[str, Callable[[str], dict[str, str]]] = {
     "imu": single_topic,
     "gnss": single_topic,
 }
-"""Sensor class (its ``class="..."`` in the world file, ``Sensor.xml_class``) → its topics."""
+"""Deprecated (use :func:`output_topics`): sensor class (its ``class="..."``, ``Sensor.xml_class``) → its topics."""
 
 
 def sensor_xml_class(sensor: object) -> str:
-    """The nearest ``xml_class`` of ``sensor``'s class (or its bases) that has a row in :data:`SENSOR_TOPICS`; else
-    its own ``xml_class`` ("" when it has none)."""
+    """Deprecated (use :func:`output_topics` on ``outputs_of(sensor)``): the nearest ``xml_class`` of ``sensor``'s
+    class (or its bases) that has a row in :data:`SENSOR_TOPICS`; else its own ``xml_class`` ("" when it has
+    none)."""
     for c in type(sensor).__mro__:
         name = c.__dict__.get("xml_class")
         if isinstance(name, str) and name in SENSOR_TOPICS:

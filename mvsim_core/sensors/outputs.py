@@ -14,22 +14,14 @@ tf tree); a sensor's own frame is named as the sensor, x forward, z up, at its `
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from mvsim_core.output_kind import OutputKind
 
-class OutputKind(enum.Enum):
-    """The kinds of data a sensor can put out (see :data:`KINDS` for each one's fields and units)."""
-
-    SCAN = "scan"
-    POINT_CLOUD = "point_cloud"
-    IMAGE = "image"
-    RGBD = "rgbd"
-    IMU = "imu"
-    FIX = "fix"
+__all__ = ["KINDS", "KindInfo", "Output", "OutputKind", "latest", "output_of", "outputs_of"]
 
 
 @dataclass(frozen=True)
