@@ -47,9 +47,11 @@ Topics, published after the steps that produce data (each only while someone sub
 :data:`READER`, while its topic has a subscriber, so in a world that samples on demand it costs nothing otherwise —
 :mod:`mvsim_core.sensors.demand`):
 
-* every 2D lidar with ``<publish>``: ``mvsim_msgs.ObservationLidar2D`` on ``<publish_topic>_scan``;
-* other sensors with ``<publish>``: on ``<publish_topic>``, ``mvsim_core_msgs.ObservationIMU`` / ``ObservationGNSS``
-  / ``ObservationLidar3D`` / ``ObservationImage`` / ``ObservationRGBD``, built from the observation's attributes;
+* every sensor with ``<publish>``, one message per output (by its kind, :data:`SENSOR_TOPICS`): a scan
+  (a 2D lidar) as ``mvsim_msgs.ObservationLidar2D`` on ``<publish_topic>_scan``; an IMU sample, a GNSS fix, a point
+  cloud, an image, an RGB-D pair on ``<publish_topic>``, as ``mvsim_core_msgs.ObservationIMU`` / ``ObservationGNSS``
+  / ``ObservationLidar3D`` / ``ObservationImage`` / ``ObservationRGBD``, built from the observation's attributes
+  (the sensor's latest observation: a GNSS sends its fixes only);
 * every object with ``<publish>``: ``mvsim_msgs.TimeStampedPose`` on ``publish_topic`` every ``publish_pose_period``
   simulated seconds, and the poses of ``publish_relative_pose_objects`` relative to it (``relativeToObjectId`` set)
   on ``publish_relative_pose_topic``.
@@ -101,8 +103,7 @@ from mvsim_core.comms.server import DEFAULT_PORT, LOOPBACK, Server
 from mvsim_core.dynamics.command_limits import MAX_POSITION
 from mvsim_core.errors import CommandValueError, ControllerError, MvsimError, StateValueError, one_line
 from mvsim_core.geometry.rotations import compose, relative
-from mvsim_core.sensors import Camera, Gnss, Imu, Lidar2D, Lidar3D, RgbdCamera, Sensor
-from mvsim_core.sensors.base import class_row
+from mvsim_core.sensors.outputs import Output, OutputKind, outputs_of
 from mvsim_core.world import Spawn
 
 log = logging.getLogger("mvsim.comms.world")
@@ -250,28 +251,29 @@ def _serialized(build: Callable[[Any, Any, float], Message]) -> Callable[[Any, A
 
 
 class SensorTopic(NamedTuple):
-    """How one sensor class is published: ``suffix`` added to its ``publish_topic``, the ``message`` class, and
-    ``build`` (sensor, observation, t0 Unix seconds) → the serialized message."""
+    """How one output kind is published: ``suffix`` added to the sensor's ``publish_topic``, the ``message`` class,
+    and ``build`` (sensor, observation, t0 Unix seconds) → the serialized message."""
 
     suffix: str
     message: type[Message]
     build: Callable[[Any, Any, float], bytes]
 
 
-SENSOR_TOPICS: dict[type[Sensor], SensorTopic] = {
-    Lidar2D: SensorTopic("_scan", ObservationLidar2D_pb2.ObservationLidar2D, lidar2d_bytes),
-    Imu: SensorTopic("", mvsim_core_msgs_pb2.ObservationIMU, _serialized(imu_message)),
-    Gnss: SensorTopic("", mvsim_core_msgs_pb2.ObservationGNSS, _serialized(gnss_message)),
-    Lidar3D: SensorTopic("", mvsim_core_msgs_pb2.ObservationLidar3D, _serialized(lidar3d_message)),
-    Camera: SensorTopic("", mvsim_core_msgs_pb2.ObservationImage, _serialized(camera_message)),
-    RgbdCamera: SensorTopic("", mvsim_core_msgs_pb2.ObservationRGBD, _serialized(rgbd_message)),
+SENSOR_TOPICS: dict[OutputKind, SensorTopic] = {
+    OutputKind.SCAN: SensorTopic("_scan", ObservationLidar2D_pb2.ObservationLidar2D, lidar2d_bytes),
+    OutputKind.IMU: SensorTopic("", mvsim_core_msgs_pb2.ObservationIMU, _serialized(imu_message)),
+    OutputKind.FIX: SensorTopic("", mvsim_core_msgs_pb2.ObservationGNSS, _serialized(gnss_message)),
+    OutputKind.POINT_CLOUD: SensorTopic("", mvsim_core_msgs_pb2.ObservationLidar3D, _serialized(lidar3d_message)),
+    OutputKind.IMAGE: SensorTopic("", mvsim_core_msgs_pb2.ObservationImage, _serialized(camera_message)),
+    OutputKind.RGBD: SensorTopic("", mvsim_core_msgs_pb2.ObservationRGBD, _serialized(rgbd_message)),
 }
-"""Sensor class → how its observations go out; one row per class of :mod:`mvsim_core.sensors` (a test checks)."""
+"""Output kind (:mod:`mvsim_core.sensors.outputs`) → how its observations go out; one row per kind (a test
+checks), so a new sensor with outputs of existing kinds is published without a change here."""
 
 
-def sensor_topic(sensor: Sensor | type[Sensor]) -> SensorTopic | None:
-    """The row of a sensor (or sensor class): its class's, else the nearest base class's; None when there is none."""
-    return class_row(SENSOR_TOPICS, sensor)
+def sensor_topic(output: Output) -> SensorTopic | None:
+    """The row of an output (by its kind); None when its kind has none."""
+    return SENSOR_TOPICS.get(output.kind)
 
 
 READER = "zmq"
@@ -404,16 +406,16 @@ class WorldComms:
         for s in sensors:
             if not getattr(s, "publish_topic", None):
                 continue
-            spec = sensor_topic(s)
-            if spec is None:
+            specs = [spec for spec in map(sensor_topic, outputs_of(s)) if spec is not None]
+            if not specs:
                 log.warning("sensor '%s' of class %s: no ZMQ message for it; not published", s.name, s.xml_class)
                 continue
-            suffix, cls, build = spec
-            topic = s.publish_topic + suffix
-            if not _publishable(topic, f"sensor '{s.name}'"):
-                continue
-            self.client.advertise_topic(topic, cls)
-            self.sensor_topics.append(_SensorTopic(s, topic, cls.DESCRIPTOR.full_name, build))
+            for suffix, cls, build in specs:
+                topic = s.publish_topic + suffix
+                if not _publishable(topic, f"sensor '{s.name}'"):
+                    continue
+                self.client.advertise_topic(topic, cls)
+                self.sensor_topics.append(_SensorTopic(s, topic, cls.DESCRIPTOR.full_name, build))
         for name, obj in self._objects().items():
             sim = getattr(obj, "sim", None)
             if sim is None:

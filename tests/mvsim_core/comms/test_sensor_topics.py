@@ -1,4 +1,4 @@
-"""The ZMQ table of sensor topics: one row per sensor class, looked up by the sensor's class (nearest base class)."""
+"""The ZMQ table of sensor topics: one row per output kind, found through the sensor's declared outputs."""
 
 from __future__ import annotations
 
@@ -8,35 +8,53 @@ import pytest
 
 from mvsim_core.comms.proto import ObservationLidar2D_pb2, mvsim_core_msgs_pb2
 from mvsim_core.comms.world_comms import SENSOR_TOPICS, lidar2d_bytes, sensor_topic
-from mvsim_core.sensors import Camera, Gnss, Imu, Lidar2D, Lidar3D, RgbdCamera, Sensor
+from mvsim_core.sensors import Lidar2D, Sensor, sensor_from_xml
+from mvsim_core.sensors.outputs import OutputKind, outputs_of
+from mvsim_core.xml.context import ParseContext
+from mvsim_core.xml.parser import parse_text
 
 
-@pytest.mark.parametrize("cls", sorted(set(Sensor.registry.values()), key=lambda c: c.__name__),
-                         ids=lambda c: c.__name__)
-def test_every_sensor_class_has_a_zmq_row(cls):
-    """Adding a sensor class means adding its row to ``SENSOR_TOPICS`` (else this fails)."""
-    assert sensor_topic(cls) is not None, f"{cls.__name__} has no row in world_comms.SENSOR_TOPICS"
+def _sensor(xml_class: str) -> Sensor:
+    return sensor_from_xml(parse_text(f'<sensor class="{xml_class}" name="s1"/>', file="<t>")[0],
+                           ParseContext(env={}), "r1")
+
+
+@pytest.mark.parametrize("kind", list(OutputKind), ids=lambda k: k.value)
+def test_every_output_kind_has_a_zmq_row(kind):
+    """Adding an output kind means adding its row to ``SENSOR_TOPICS`` (else this fails)."""
+    assert kind in SENSOR_TOPICS, f"{kind} has no row in world_comms.SENSOR_TOPICS"
+
+
+@pytest.mark.parametrize("xml_class", sorted(Sensor.registry))
+def test_every_sensor_class_is_published_through_its_outputs(xml_class):
+    outputs = outputs_of(_sensor(xml_class))
+    assert outputs, f"sensor class {xml_class} declares no output"
+    assert all(sensor_topic(o) is SENSOR_TOPICS[o.kind] for o in outputs)
 
 
 def test_rows():
-    assert {c: (r.suffix, r.message) for c, r in SENSOR_TOPICS.items()} == {
-        Lidar2D: ("_scan", ObservationLidar2D_pb2.ObservationLidar2D),
-        Imu: ("", mvsim_core_msgs_pb2.ObservationIMU),
-        Gnss: ("", mvsim_core_msgs_pb2.ObservationGNSS),
-        Lidar3D: ("", mvsim_core_msgs_pb2.ObservationLidar3D),
-        Camera: ("", mvsim_core_msgs_pb2.ObservationImage),
-        RgbdCamera: ("", mvsim_core_msgs_pb2.ObservationRGBD),
+    assert {k: (r.suffix, r.message) for k, r in SENSOR_TOPICS.items()} == {
+        OutputKind.SCAN: ("_scan", ObservationLidar2D_pb2.ObservationLidar2D),
+        OutputKind.IMU: ("", mvsim_core_msgs_pb2.ObservationIMU),
+        OutputKind.FIX: ("", mvsim_core_msgs_pb2.ObservationGNSS),
+        OutputKind.POINT_CLOUD: ("", mvsim_core_msgs_pb2.ObservationLidar3D),
+        OutputKind.IMAGE: ("", mvsim_core_msgs_pb2.ObservationImage),
+        OutputKind.RGBD: ("", mvsim_core_msgs_pb2.ObservationRGBD),
     }
-    assert SENSOR_TOPICS[Lidar2D].build is lidar2d_bytes
+    assert SENSOR_TOPICS[OutputKind.SCAN].build is lidar2d_bytes
 
 
-def test_lookup_walks_the_class_hierarchy():
+def test_the_row_follows_the_output_not_the_class():
+    """A subclass keeps its base's outputs (and so its row); a sensor that declares no output has none."""
+
     class FancyLidar(Lidar2D):
         xml_class: ClassVar[str] = ""  # not registered
 
     class Unknown(Sensor):
         xml_class: ClassVar[str] = ""
 
-    assert sensor_topic(FancyLidar) is SENSOR_TOPICS[Lidar2D]
-    assert sensor_topic(Unknown) is None
-    assert sensor_topic(object.__new__(FancyLidar)) is SENSOR_TOPICS[Lidar2D]  # instances too
+    laser = _sensor("laser")
+    fancy = object.__new__(FancyLidar)
+    fancy.__dict__.update(laser.__dict__)
+    assert [sensor_topic(o) for o in outputs_of(fancy)] == [SENSOR_TOPICS[OutputKind.SCAN]]
+    assert outputs_of(object.__new__(Unknown)) == ()
