@@ -16,9 +16,12 @@ vehicle and ``/<V>/odom`` with several), stamped with simulated time (log time =
   ``odom → base_link`` and, with ``fake_localization``, ``map → odom``);
 * once at the start: per vehicle ``tf_static`` (``base_link → base_footprint`` and every sensor's frames),
   ``simul_map`` (nav_msgs/OccupancyGrid) and ``simul_map_metadata`` per occupancy grid;
-* every new sensor observation: laser → LaserScan; lidar3d → ``L_points`` PointCloud2 (x, y, z, intensity, ring);
-  camera → ``L/image_raw`` (rgb8) and ``L/camera_info``; rgbd_camera → ``L_rgb/...``, ``L_depth/...`` images
-  (depth 32FC1, metres, NaN = no return) and infos, ``L_points``; imu → Imu; gnss → NavSatFix (NO_FIX samples too);
+* every new sample of every sensor output, by its kind (:mod:`mvsim_core.sensors.outputs`; one writer per kind,
+  :meth:`Recorder._writers`; the sample is the one ``Output.observe`` picks): a scan → LaserScan; a point cloud →
+  ``L_points`` PointCloud2 (x, y, z, intensity, ring); an image → ``L/image_raw`` (rgb8) and ``L/camera_info``; an
+  RGB-D pair → ``L_rgb/...``, ``L_depth/...`` images (depth 32FC1, metres, NaN = no return; the depth image only
+  with the ``depth_image`` option) and infos, ``L_points``; an IMU sample → Imu (covariances from ``Output.noise``);
+  a fix → NavSatFix (NO_FIX samples too);
 * per vehicle ``cmd_vel`` (geometry_msgs/Twist): every twist given to the vehicle (``Vehicle.set_twist``, from ROS,
   ZMQ, Foxglove, the viewer's teleop, a script, or the node's watchdog stopping it), as given, before the command
   gate clamps or refuses it; logged at the simulated time it came (Twist has no header).
@@ -48,7 +51,7 @@ import queue
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -57,6 +60,10 @@ from mvsim_core.io import ros2_cdr as cdr
 from mvsim_core.io import ros_names as names
 from mvsim_core.io.mcap_writer import McapWriter, MessageBlock
 from mvsim_core.jit import njit
+from mvsim_core.output_kind import OutputKind
+
+if TYPE_CHECKING:
+    from mvsim_core.sensors.outputs import Output
 
 READER = "record"
 """The reader the recorder wants its sensors as (``Sensor.want``)."""
@@ -141,6 +148,17 @@ def _periodic_fields(x: np.ndarray, y: np.ndarray, z: np.ndarray, yaw: np.ndarra
         hm = 0.5 * (np.remainder(yaw[i] - oyaw + np.pi, tau) - np.pi)
         m2o[i, 0], m2o[i, 1] = x[i] + cg * ix - sg * iy, y[i] + sg * ix + cg * iy
         m2o[i, 5], m2o[i, 6] = np.sin(hm), np.cos(hm)
+
+
+def _outputs(sensor: Any) -> tuple[Output, ...]:
+    """The outputs a sensor declares (``Sensor.outputs``; none for an object without it): what the recorder writes
+    (``mvsim_core.sensors.outputs.outputs_of``, which this layer may not import)."""
+    outputs = getattr(sensor, "outputs", None)
+    return tuple(outputs()) if callable(outputs) else ()
+
+
+SensorWriter = Callable[[Any, "Output", dict[str, str], str], Callable[[Any], None]]
+"""(sensor, its output, the output's topics, its frame with the vehicle's frame prefix) → write(sample)."""
 
 
 def _xyzq(p: Any) -> list[float]:
@@ -484,7 +502,7 @@ class Recorder:
             tfs = [(fp + names.BASE_FRAME, fp + names.FOOTPRINT_FRAME, ts, ident)]
             for s in veh.sensors.values():
                 tfs.append((fp + names.BASE_FRAME, fp + s.name, ts, _xyzq(s.pose)))
-                if names.sensor_xml_class(s) == "rgbd_camera":
+                if any(o.kind is OutputKind.RGBD for o in _outputs(s)):
                     rgb, depth = names.rgbd_frames(fp + s.name)
                     q = quaternion_from_rotation(OPTICAL_WRT_SENSOR)
                     tfs.append((fp + s.name, depth, ts, [0.0, 0.0, 0.0, *q]))
@@ -518,30 +536,37 @@ class Recorder:
         self._laser_entries: list[list[Any]] = []  # their entries in self._sensors
         self._scan_blocks: dict[tuple[int, ...], _ScanBlock] = {}
         self._wanted: list[Any] = []  # the sensors this recorder wants (reader READER)
+        writers = self._writers()
         n = len(self.vehicles)
         for veh in self.vehicles:
             prefix = names.vehicle_prefix(veh.name, n, self.layout.force_namespace)
             fp = names.frame_prefix(veh.name, self.layout.shared_tf_tree)
             for s in veh.sensors.values():
-                cls = names.sensor_xml_class(s)
-                if cls not in names.SENSOR_TOPICS or not getattr(type(s), "simulated", True):
+                if not getattr(type(s), "simulated", True):
                     continue
-                topics = names.SENSOR_TOPICS[cls](f"/{prefix}{s.name}")
-                make = getattr(self, f"_sensor_{cls}")
-                observe: Callable[[Any], Any] = ((lambda x: x.last if x.last is not None
-                                                  else getattr(x, "last_no_fix", None))
-                                                 if cls == "gnss" else (lambda x: x.last))
-                self._sensors.append([s, observe, make(s, topics, fp + s.name), None])
-                if any(self.selected(tp) for tp in topics.values()):  # recorded: sampled where on demand
-                    s.want(READER)
-                    self._wanted.append(s)
-                if cls == "laser":
-                    self._laser_entries.append(self._sensors[-1])
+                for o in _outputs(s):
+                    make = writers.get(o.kind)
+                    if make is None:
+                        continue
+                    topics = names.output_topics(o, f"/{prefix}")
+                    self._sensors.append([s, o.observe, make(s, o, topics, fp + o.frame), None])
+                    if any(self.selected(tp) for tp in topics.values()):  # recorded: sampled where on demand
+                        if not any(w is s for w in self._wanted):
+                            s.want(READER)
+                            self._wanted.append(s)
+                    if o.kind is OutputKind.SCAN:
+                        self._laser_entries.append(self._sensors[-1])
         self._other_entries = [e for e in self._sensors if not any(e is x for x in self._laser_entries)]
 
-    def _sensor_laser(self, s: Any, topics: dict[str, str], frame: str) -> Callable[[Any], None]:
+    def _writers(self) -> dict[OutputKind, SensorWriter]:
+        """The writer of each output kind (sensor, output, topics, frame) → write(sample)."""
+        return {OutputKind.SCAN: self._write_scan, OutputKind.POINT_CLOUD: self._write_point_cloud,
+                OutputKind.IMAGE: self._write_image, OutputKind.RGBD: self._write_rgbd,
+                OutputKind.IMU: self._write_imu, OutputKind.FIX: self._write_fix}
+
+    def _write_scan(self, s: Any, o: Output, topics: dict[str, str], frame: str) -> Callable[[Any], None]:
         ch = self._channel(topics["main"], "scan")
-        period = float(s.period)
+        period = float(o.period)
         cache: dict[int, cdr.Layout] = {}
 
         def layout(obs: Any) -> cdr.Layout:
@@ -642,7 +667,7 @@ class Recorder:
         rows = lay.rows([x.template for x in layouts])
         return _Scans(lay, np.array(channels, np.int64), rows, lay.column(rows, "stamp"), lay.column(rows, "ranges"))
 
-    def _sensor_lidar3d(self, s: Any, topics: dict[str, str], frame: str) -> Callable[[Any], None]:
+    def _write_point_cloud(self, s: Any, o: Output, topics: dict[str, str], frame: str) -> Callable[[Any], None]:
         ch = self._channel(topics["points"], "cloud")
 
         def write(obs: Any) -> None:
@@ -656,7 +681,7 @@ class Recorder:
     def _camera_pair(self, image: str, info: str) -> tuple[int, int]:
         return self._channel(image, "image"), self._channel(info, "info")
 
-    def _sensor_camera(self, s: Any, topics: dict[str, str], frame: str) -> Callable[[Any], None]:
+    def _write_image(self, s: Any, o: Output, topics: dict[str, str], frame: str) -> Callable[[Any], None]:
         ci, cn = self._camera_pair(topics["image"], topics["info"])
 
         def write(obs: Any) -> None:
@@ -666,9 +691,9 @@ class Recorder:
 
         return write
 
-    def _sensor_rgbd_camera(self, s: Any, topics: dict[str, str], frame: str) -> Callable[[Any], None]:
+    def _write_rgbd(self, s: Any, o: Output, topics: dict[str, str], frame: str) -> Callable[[Any], None]:
         ri, rn = self._camera_pair(topics["rgb_image"], topics["rgb_info"])
-        want_depth = bool(s.params.get("publish_ros_depth_image", True))
+        want_depth = bool(o.options.get("depth_image", True))
         di, dn = self._camera_pair(topics["depth_image"], topics["depth_info"])
         di = di if want_depth else -1
         cp = self._channel(topics["points"], "cloud")
@@ -691,10 +716,11 @@ class Recorder:
 
         return write
 
-    def _sensor_imu(self, s: Any, topics: dict[str, str], frame: str) -> Callable[[Any], None]:
+    def _write_imu(self, s: Any, o: Output, topics: dict[str, str], frame: str) -> Callable[[Any], None]:
         ch = self._channel(topics["main"], "imu")
-        gyro, accel = float(s.gyro_noise) ** 2, float(s.accel_noise) ** 2
-        orient = float(s.params.get("orientation_std_noise", 0.0)) ** 2
+        gyro = float(o.noise.get("angular_velocity", 0.0)) ** 2
+        accel = float(o.noise.get("linear_acceleration", 0.0)) ** 2
+        orient = float(o.noise.get("orientation", 0.0)) ** 2
 
         def diag(v: float) -> list[float]:
             return [v, 0.0, 0.0, 0.0, v, 0.0, 0.0, 0.0, v]
@@ -710,7 +736,7 @@ class Recorder:
 
         return write
 
-    def _sensor_gnss(self, s: Any, topics: dict[str, str], frame: str) -> Callable[[Any], None]:
+    def _write_fix(self, s: Any, o: Output, topics: dict[str, str], frame: str) -> Callable[[Any], None]:
         ch = self._channel(topics["main"], "fix")
 
         def write(obs: Any) -> None:
