@@ -12,6 +12,9 @@ Conventions:
 * REP 117 for ranges (no return = ``+inf``, too close = ``-inf``), REP 118 for depth images (32FC1 metres with NaN =
   no return, 16UC1 millimetres with 0 = no return), REP 145 for IMU covariances (``orientation_covariance[0] = -1`` =
   no orientation).
+* The field values of the sensor messages (ranges, covariances, NavSatFix status, CameraInfo arrays, the RGB-D
+  optical frames) come from :mod:`mvsim_core.io.ros_fields`, which the MCAP recorder uses too: these functions only
+  copy them into rclpy messages.
 * Covariances are never all zero (Nav2's and robot_localization's filters reject or mishandle that): an exact or
   noise-free value gets :data:`VARIANCE_FLOOR`; what a planar odometry does not measure (z, roll, pitch and their
   rates) gets :data:`UNMEASURED_VARIANCE`.
@@ -20,7 +23,7 @@ Conventions:
 from __future__ import annotations
 
 import array
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -43,6 +46,7 @@ from std_msgs.msg import ColorRGBA, Header
 from visualization_msgs.msg import Marker, MarkerArray
 
 from mvsim_core.geometry.rotations import quaternion_from_rotation, quaternion_from_ypr
+from mvsim_core.io import ros_fields as rf
 
 Pose6 = Sequence[float]
 """(x, y, z, yaw, pitch, roll): m, rad."""
@@ -53,7 +57,7 @@ DEPTH_ENCODINGS = ("32FC1", "16UC1")
 MAP_UNKNOWN_BAND = 0.01
 """Occupancy probabilities within this distance of 0.5 are published as unknown (-1)."""
 
-VARIANCE_FLOOR = 1e-6
+VARIANCE_FLOOR = rf.VARIANCE_FLOOR
 """Variance reported for an exact or noise-free value (σ = 1 mm, 1 mrad, 1 mm/s): small, never zero."""
 
 UNMEASURED_VARIANCE = 1e6
@@ -133,6 +137,16 @@ def transform_matrix_msg(parent: str, child: str, rot: np.ndarray, pos: Sequence
     tf.transform.translation = Vector3(x=float(pos[0]), y=float(pos[1]), z=float(pos[2]))
     x, y, z, w = quaternion_from_rotation(rot)
     tf.transform.rotation = Quaternion(x=x, y=y, z=z, w=w)
+    return tf
+
+
+def static_frame_msg(frame: rf.StaticFrame, t: float) -> TransformStamped:
+    """``TransformStamped`` of a static frame (:class:`mvsim_core.io.ros_fields.StaticFrame`) stamped ``t``."""
+    tf = TransformStamped(header=header(frame.parent, t), child_frame_id=frame.child)
+    x, y, z = frame.translation
+    tf.transform.translation = Vector3(x=float(x), y=float(y), z=float(z))
+    qx, qy, qz, qw = frame.rotation
+    tf.transform.rotation = Quaternion(x=qx, y=qy, z=qz, w=qw)
     return tf
 
 
@@ -294,16 +308,11 @@ def laser_scan_msg(obs: Any, t: float, *, scan_time: float = 0.0, frame: str | N
     ``range_min``/``range_max`` are the sensor's limits (m); invalid rays read ``+inf`` when they hit nothing and
     ``-inf`` when the hit was closer than ``range_min`` (REP 117); ``scan_time`` is the sensor's period (s).
     """
-    ranges = np.asarray(obs.ranges, dtype=np.float32)
-    valid = np.asarray(obs.valid, dtype=bool)
-    range_min = float(getattr(obs, "min_range", 0.0))
-    if not valid.all():
-        invalid = np.where(ranges < range_min, np.float32(-np.inf), np.float32(np.inf))
-        ranges = np.where(valid, ranges, invalid)
+    range_min, range_max = rf.scan_range_limits(obs)
+    ranges = rf.scan_ranges(np.asarray(obs.ranges, dtype=np.float32), np.asarray(obs.valid, dtype=bool), range_min)
     msg = LaserScan(header=header(obs.frame if frame is None else frame, t), angle_min=float(obs.angle_min),
                     angle_max=float(obs.angle_max), angle_increment=float(obs.angle_increment), time_increment=0.0,
-                    scan_time=float(scan_time), range_min=range_min, range_max=float(obs.max_range),
-                    check_fields=True)
+                    scan_time=float(scan_time), range_min=range_min, range_max=range_max, check_fields=True)
     msg.ranges = as_array("f", ranges)
     return msg
 
@@ -403,17 +412,9 @@ def camera_info_msg(intrinsics: Any, frame: str, t: float) -> CameraInfo:
     K = [fx 0 cx; 0 fy cy; 0 0 1], R = I, P = [fx 0 cx 0; 0 fy cy 0; 0 0 1 0] (a monocular camera: no baseline),
     distortion ``plumb_bob`` with zero coefficients.
     """
-    fx, fy, cx, cy = (float(intrinsics.fx), float(intrinsics.fy), float(intrinsics.cx), float(intrinsics.cy))
-    return CameraInfo(header=header(frame, t), height=int(intrinsics.nrows), width=int(intrinsics.ncols),
-                      distortion_model="plumb_bob", d=[0.0] * 5,
-                      k=np.array([fx, 0.0, cx, 0.0, fy, cy, 0.0, 0.0, 1.0]),
-                      r=np.array([1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]),
-                      p=np.array([fx, 0.0, cx, 0.0, 0.0, fy, cy, 0.0, 0.0, 0.0, 1.0, 0.0]))
-
-
-def _diag3(sigma: float) -> np.ndarray:
-    v = float(sigma) ** 2
-    return np.array([v, 0.0, 0.0, 0.0, v, 0.0, 0.0, 0.0, v])
+    f = rf.camera_info_fields(intrinsics)
+    return CameraInfo(header=header(frame, t), height=f.height, width=f.width, distortion_model=f.distortion_model,
+                      d=list(f.d), k=np.array(f.k), r=np.array(f.r), p=np.array(f.p))
 
 
 def imu_msg(obs: Any, t: float, *, gyro_sigma: float, accel_sigma: float, orientation_sigma: float,
@@ -424,22 +425,24 @@ def imu_msg(obs: Any, t: float, *, gyro_sigma: float, accel_sigma: float, orient
     Covariances are diagonal: σ² of the white noise of each output (rad/s, m/s², rad). Without an orientation
     (``measure_orientation`` false) the quaternion is identity and ``orientation_covariance[0] = -1`` (REP 145).
     """
+    return imu_noise_msg(obs, t, {"angular_velocity": gyro_sigma, "linear_acceleration": accel_sigma,
+                                  "orientation": orientation_sigma}, frame=frame)
+
+
+def imu_noise_msg(obs: Any, t: float, noise: Mapping[str, float], frame: str | None = None) -> Imu:
+    """:func:`imu_msg` with the standard deviations of an IMU output (``Output.noise``: ``angular_velocity``
+    rad/s, ``linear_acceleration`` m/s², ``orientation`` rad; :func:`mvsim_core.io.ros_fields.imu_fields`)."""
+    f = rf.imu_fields(obs.orientation, noise)
     msg = Imu(header=header(obs.frame if frame is None else frame, t))
     w = np.asarray(obs.angular_velocity, dtype=float)
     a = np.asarray(obs.linear_acceleration, dtype=float)
     msg.angular_velocity = Vector3(x=float(w[0]), y=float(w[1]), z=float(w[2]))
     msg.linear_acceleration = Vector3(x=float(a[0]), y=float(a[1]), z=float(a[2]))
-    msg.angular_velocity_covariance = _diag3(gyro_sigma)
-    msg.linear_acceleration_covariance = _diag3(accel_sigma)
-    if obs.orientation is None:
-        msg.orientation = Quaternion(x=0.0, y=0.0, z=0.0, w=1.0)
-        cov = np.zeros(9)
-        cov[0] = -1.0
-        msg.orientation_covariance = cov
-    else:
-        q = np.asarray(obs.orientation, dtype=float)
-        msg.orientation = Quaternion(x=float(q[0]), y=float(q[1]), z=float(q[2]), w=float(q[3]))
-        msg.orientation_covariance = _diag3(orientation_sigma)
+    msg.angular_velocity_covariance = np.array(f.angular_velocity_covariance)
+    msg.linear_acceleration_covariance = np.array(f.linear_acceleration_covariance)
+    qx, qy, qz, qw = f.orientation
+    msg.orientation = Quaternion(x=qx, y=qy, z=qz, w=qw)
+    msg.orientation_covariance = np.array(f.orientation_covariance)
     return msg
 
 
@@ -448,7 +451,7 @@ def navsat_status(gga_quality: int) -> int:
     ``STATUS_FIX``. The simulator models coverage (a fix or none: georeference, ``gps_no_coverage`` regions), not
     augmentation: the GGA quality 2 (DGPS) that every simulated fix carries is upstream's constant, so it is not
     reported as an SBAS or GBAS fix."""
-    return NavSatStatus.STATUS_NO_FIX if int(gga_quality) == 0 else NavSatStatus.STATUS_FIX
+    return rf.navsat_status(gga_quality)
 
 
 def nav_sat_fix_msg(obs: Any, t: float, frame: str | None = None) -> NavSatFix:
@@ -460,18 +463,8 @@ def nav_sat_fix_msg(obs: Any, t: float, frame: str | None = None) -> NavSatFix:
     not report an all-zero covariance), DIAGONAL_KNOWN (KNOWN when it has off-diagonal terms). No fix: NaN latitude,
     longitude and altitude, zero covariance, COVARIANCE_TYPE_UNKNOWN (sensor_msgs' convention for "no position").
     """
-    status = NavSatStatus(status=navsat_status(getattr(obs, "status", 1)), service=NavSatStatus.SERVICE_GPS)
-    hdr = header(obs.frame if frame is None else frame, t)
-    if status.status == NavSatStatus.STATUS_NO_FIX:
-        nan = float("nan")
-        return NavSatFix(header=hdr, status=status, latitude=nan, longitude=nan, altitude=nan,
-                         position_covariance=np.zeros(9),
-                         position_covariance_type=NavSatFix.COVARIANCE_TYPE_UNKNOWN)
-    cov = np.array(obs.covariance, dtype=float).reshape(3, 3)
-    diagonal = not np.any(cov - np.diag(np.diag(cov)))
-    idx = np.arange(3)
-    cov[idx, idx] = np.maximum(cov[idx, idx], VARIANCE_FLOOR)
-    return NavSatFix(header=hdr, status=status, latitude=float(obs.latitude), longitude=float(obs.longitude),
-                     altitude=float(obs.altitude), position_covariance=np.ascontiguousarray(cov.reshape(9)),
-                     position_covariance_type=(NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN if diagonal
-                                               else NavSatFix.COVARIANCE_TYPE_KNOWN))
+    f = rf.nav_sat_fix_fields(obs)
+    return NavSatFix(header=header(obs.frame if frame is None else frame, t),
+                     status=NavSatStatus(status=f.status, service=f.service), latitude=f.latitude,
+                     longitude=f.longitude, altitude=f.altitude, position_covariance=np.array(f.position_covariance),
+                     position_covariance_type=f.position_covariance_type)
