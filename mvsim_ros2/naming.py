@@ -16,8 +16,8 @@ root namespace), so one RViz or tf listener sees ``map → V/odom → V/base_lin
 names keep the rule above. The world frame (``world_frame_id``, ``map``) is never prefixed. Frame ids in messages
 (odometry, ground truth, sensors, markers) follow the same rule (:func:`frame_prefix`).
 
-Sensor topics and frames (``L`` = the sensor's name in the world file; each sensor class's row in
-:mod:`mvsim_ros2.sensor_publishers` makes them):
+Sensor topics and frames (``L`` = the sensor's name in the world file; the row of each output kind in
+:mod:`mvsim_ros2.sensor_publishers` makes them, :func:`mvsim_core.io.ros_names.output_topics` names them):
 
 =================  ==========================================================  =====================================
 sensor class        topics                                                      frames
@@ -34,6 +34,8 @@ gnss                ``L`` (NavSatFix)                                           
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
@@ -54,17 +56,24 @@ SENSOR_DEPTH = 5
 
 
 def sensor_topics(prefix: str, sensor_name: str, sensor_class: str) -> dict[str, str]:
-    """Topic of each output of a sensor of class ``sensor_class`` (its ``class="..."``): keys ``main`` (laser, imu,
-    gnss), ``points`` (lidar3d, rgbd_camera), ``image``/``info`` (camera), ``rgb_image``/``rgb_info``/
-    ``depth_image``/``depth_info`` (rgbd_camera). The names come from the sensor's row in
-    :data:`mvsim_ros2.sensor_publishers.SENSOR_PUBLISHERS`; an unknown class gets one topic named as the sensor."""
-    from mvsim_core.io.ros_names import single_topic
-    from mvsim_core.sensors import Sensor
-    from mvsim_ros2.sensor_publishers import sensor_publisher
+    """Topic of each output of a sensor of class ``sensor_class`` (its ``class="..."``) named ``sensor_name``: keys
+    ``main`` (laser, imu, gnss), ``points`` (lidar3d, rgbd_camera), ``image``/``info`` (camera), ``rgb_image``/
+    ``rgb_info``/``depth_image``/``depth_info`` (rgbd_camera). The names are those of the outputs a default sensor of
+    that class declares (:func:`mvsim_core.io.ros_names.output_topics`); an unknown class, or one without outputs,
+    gets one topic named as the sensor."""
+    from mvsim_core.io.ros_names import output_topics, single_topic
+    from mvsim_core.sensors import Sensor, sensor_from_xml
+    from mvsim_core.sensors.outputs import outputs_of
+    from mvsim_core.xml.context import ParseContext
+    from mvsim_core.xml.parser import parse_text
 
-    cls = Sensor.registry.get(sensor_class)
-    row = sensor_publisher(cls) if cls is not None else None
-    return (row.topics if row is not None else single_topic)(f"{prefix}{sensor_name}")
+    if sensor_class not in Sensor.registry:
+        return single_topic(f"{prefix}{sensor_name}")
+    node = parse_text(f'<sensor class="{sensor_class}" name="s"/>', file="<sensor_topics>")[0]
+    topics: dict[str, str] = {}
+    for o in outputs_of(sensor_from_xml(node, ParseContext(env={}), "")):
+        topics.update(output_topics(dataclasses.replace(o, name=sensor_name), prefix))
+    return topics or single_topic(f"{prefix}{sensor_name}")
 
 
 # ---------------------------------------------------------------------- QoS

@@ -83,8 +83,8 @@ try:  # ROS 2 is optional at import time, so that `mvsim_node` can say clearly w
         PublishContext,
         SensorLink,
         follow_audience,
-        sensor_link,
-        sensor_publisher,
+        sensor_links,
+        sensor_topics,
         unfollow_audience,
     )
 
@@ -226,7 +226,7 @@ class MvsimNode(Node):
         self.world.add_step_listener(self._after_step)
         self._rebuilds_seen = self.world.rebuilds
         self.runner.reanchor()
-        n_sensors = len(self._sensors)
+        n_sensors = len({id(s.sensor) for s in self._sensors})  # a sensor with several outputs: once
         self.get_logger().info(
             f"world {world_path}: {len(self._vehicles)} vehicles, {n_sensors} sensors published, "
             f"timestep {self.dt * 1000:g} ms, "
@@ -291,20 +291,21 @@ class MvsimNode(Node):
             self._make_sensor(link, sensor)
 
     def _make_sensor(self, link: vp.VehicleLink, sensor: Any) -> None:
-        """The sensor's publishers, from its class's row in :data:`mvsim_ros2.sensor_publishers.SENSOR_PUBLISHERS`."""
-        cls = getattr(sensor, "xml_class", "")
+        """The sensor's publishers: one link per output, from its kind's row in
+        :data:`mvsim_ros2.sensor_publishers.KIND_PUBLISHERS` (the class name only names the sensor in warnings)."""
         if not type(sensor).simulated:
-            self.get_logger().warning(f"sensor '{sensor.name}' ({cls}) of '{link.vehicle.name}' is not "
-                                      f"simulated in this build: not published")
+            self.get_logger().warning(f"sensor '{sensor.name}' ({getattr(sensor, 'xml_class', '')}) of "
+                                      f"'{link.vehicle.name}' is not simulated in this build: not published")
             return
         ctx = dataclasses.replace(self._pub_ctx, frame_prefix=link.frame_prefix)
-        s = sensor_link(ctx, sensor, f"{link.prefix}{sensor.name}")
-        if s is None:
-            self.get_logger().warning(f"sensor '{sensor.name}' of class '{cls}': no ROS message for it; "
-                                      f"not published")
+        links = sensor_links(ctx, sensor, link.prefix)
+        if not links:
+            self.get_logger().warning(f"sensor '{sensor.name}' of class '{getattr(sensor, 'xml_class', '')}': no "
+                                      f"ROS message for it; not published")
             return
-        follow_audience(s)
-        self._sensors.append(s)
+        for s in links:
+            follow_audience(s)
+        self._sensors.extend(links)
 
     def counted_publisher(self, msg_type: Any, topic: str, qos: Any) -> Any:
         """A publisher whose subscriber count is kept from its matched events (:mod:`mvsim_ros2.audience`): the
@@ -364,9 +365,7 @@ class MvsimNode(Node):
         veh = link.vehicle
         topics: set[str] = set()
         for s in veh.sensors.values():
-            row = sensor_publisher(s)
-            if row is not None:
-                topics |= {self.resolve_topic_name(t) for t in row.topics(f"{link.prefix}{s.name}").values()}
+            topics |= {self.resolve_topic_name(t) for t in sensor_topics(s, link.prefix)}
         pubs = [*link.pubs.values(), *link.log_pubs.values()]
         pubs += [p for p in self.publishers if p.topic_name in topics and p not in pubs]
         for p in pubs:

@@ -1,45 +1,49 @@
-"""Sensors on ROS 2: one row per sensor class — its topics, the builder of its publishers, its static frames.
+"""Sensors on ROS 2, by output kind: the publishers of each kind, and its static frames.
 
-:data:`SENSOR_PUBLISHERS` maps a sensor class of :mod:`mvsim_core.sensors` to a :class:`SensorPublisher`;
-:func:`sensor_publisher` finds the row of a sensor by its class (the nearest base class with a row). The node asks
-the row for the sensor's topics, builds its publish function once, and calls it with each new observation. Adding a
-sensor class: one row here (a test fails for a registered sensor class without one).
+A sensor says what it puts out (:meth:`Sensor.outputs <mvsim_core.sensors.base.Sensor.outputs>`: a tuple of
+:class:`~mvsim_core.sensors.outputs.Output`, each of an :class:`~mvsim_core.output_kind.OutputKind`).
+:data:`KIND_PUBLISHERS` maps each kind to a :class:`KindPublisher`: the builder of its publish function and its
+extra static frames. The node makes one :class:`SensorLink` per output (:func:`sensor_links`): the output's topics
+(:func:`mvsim_core.io.ros_names.output_topics`), its publish function built once, called with each new sample
+(``output.observe(sensor)``). No sensor class is named here: a new sensor whose outputs are of existing kinds needs
+nothing here; a new kind needs one row (a test fails for a kind without one). A sensor with no outputs is not
+published.
 
 Each publish function skips a topic nobody subscribes to (a new subscriber gets the next observation) and stamps
 messages with the observation's simulated time (or wall time, see ``disable_sim_time_clock``). The node samples a
 sensor only while one of its topics has a subscriber (:func:`follow_audience`, reader :data:`READER`; the world
 samples on demand, :mod:`mvsim_core.sensors.demand`): a sensor nobody listens to costs nothing. Frames are the
-sensor's name, prefixed with ``<V>/`` in a shared tf tree (:attr:`PublishContext.frame_prefix`).
+output's frame (the sensor's name), prefixed with ``<V>/`` in a shared tf tree (:attr:`PublishContext.frame_prefix`).
 
-What a row publishes is its :attr:`SensorPublisher.observation` of the sensor: the latest observation
-(``sensor.last``), except for GNSS, whose samples without a fix (``last`` None, ``last_no_fix`` set) go out as
-NavSatFix messages with status NO_FIX at the sensor's rate.
+What a link publishes is its output's ``observe`` of the sensor: the latest observation (``sensor.last``), except
+for a fix, whose samples without one (GNSS: ``last`` None, ``last_no_fix`` set) go out as NavSatFix messages with
+status NO_FIX at the sensor's rate.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from sensor_msgs.msg import CameraInfo, Image, Imu, LaserScan, NavSatFix, PointCloud2
 
-from mvsim_core.io.ros_names import camera_topics, points_topic, rgbd_topics, single_topic
-from mvsim_core.sensors import Camera, Gnss, Lidar2D, Lidar3D, RgbdCamera, Sensor
-from mvsim_core.sensors import Imu as ImuSensor
-from mvsim_core.sensors.base import class_row
-from mvsim_core.sensors.rgbd_camera import OPTICAL_WRT_SENSOR
+from mvsim_core.io import ros_fields as rf
+from mvsim_core.io.ros_names import output_topics
+from mvsim_core.output_kind import OutputKind
+from mvsim_core.sensors.outputs import Output, latest, outputs_of
 from mvsim_ros2 import conversions as cv
 from mvsim_ros2 import naming
 from mvsim_ros2.audience import listened, unwatch, watch
 
 READER = "ros"
-"""The reader the node wants its sensors as (``Sensor.want``)."""
+"""The reader the node wants its sensors as (``Sensor.want``); a sensor's second and later outputs read as
+``(READER, index)``, so that each output's audience keeps the sensor sampled."""
 
 Publish = Callable[[Any], None]
-"""Publishes one observation of its sensor."""
+"""Publishes one observation of its output."""
 
 
 @dataclass(frozen=True)
@@ -61,33 +65,24 @@ class PublishContext:
     frame_prefix: str = ""
 
 
-def latest_observation(sensor: Any) -> Any:
-    """What a sensor has to publish now: its latest observation (None before the first)."""
-    return sensor.last
-
-
-def gnss_observation(sensor: Any) -> Any:
-    """A GNSS's latest sample: its fix, or else its latest sample without one (``last_no_fix``; None before any)."""
-    return sensor.last if sensor.last is not None else getattr(sensor, "last_no_fix", None)
-
-
 @dataclass
 class SensorLink:
-    """Publishing state of one sensor: ``publish`` is called with each ``observe(sensor)`` other than ``prev``;
-    ``publishers``: its topics' publishers."""
+    """Publishing state of one output of one sensor: ``publish`` is called with each ``observe(sensor)`` other than
+    ``prev``; ``publishers``: its topics' publishers; ``reader``: what it wants the sensor as (:data:`READER`)."""
 
     sensor: Any
     publish: Publish
     prev: Any = None
-    observe: Callable[[Any], Any] = latest_observation
+    observe: Callable[[Any], Any] = latest
     publishers: list[Any] = field(default_factory=list)
+    reader: Hashable = READER
 
 
 def follow_audience(link: SensorLink) -> None:
-    """Want the link's sensor (reader :data:`READER`) while one of its publishers has a subscriber, now and after
+    """Want the link's sensor (as ``link.reader``) while one of its publishers has a subscriber, now and after
     every change of their counts (:func:`mvsim_ros2.audience.watch`)."""
     def refresh() -> None:
-        link.sensor.wanted(READER, any(listened(p) for p in link.publishers))
+        link.sensor.wanted(link.reader, any(listened(p) for p in link.publishers))
 
     for p in link.publishers:
         watch(p, refresh)
@@ -95,10 +90,10 @@ def follow_audience(link: SensorLink) -> None:
 
 
 def unfollow_audience(link: SensorLink) -> None:
-    """Stop following (the sensor's publishers are being destroyed) and release the sensor."""
+    """Stop following (the link's publishers are being destroyed) and release the sensor."""
     for p in link.publishers:
         unwatch(p)
-    link.sensor.unwant(READER)
+    link.sensor.unwant(link.reader)
 
 
 def sensor_frame(sensor: Any, t: float) -> list[Any]:
@@ -106,30 +101,33 @@ def sensor_frame(sensor: Any, t: float) -> list[Any]:
     return [cv.transform_msg(naming.BASE_FRAME, sensor.name, sensor.pose, t)]
 
 
+def no_frames(output: Output, t: float) -> list[Any]:
+    """An output whose data is in the sensor's own frame: no frame of its own."""
+    return []
+
+
 @dataclass(frozen=True)
-class SensorPublisher:
-    """How one sensor class appears in ROS.
+class KindPublisher:
+    """How one output kind appears in ROS.
 
     Attributes:
-        topics: topic base (``<prefix><sensor name>``) → the topic of each output (see :mod:`mvsim_ros2.naming`).
-        build: (context, sensor, its topics) → the publish function (publishers created once, here).
-        static_tfs: (sensor, stamp seconds) → its frames on ``tf_static`` (unprefixed: the vehicle adds its prefix).
-        observation: sensor → what to publish now (compared by identity with what was published last).
+        build: (context, output, its topics from :func:`mvsim_core.io.ros_names.output_topics`) → the publish
+            function (publishers created once, here).
+        static_tfs: (output, stamp seconds) → its frames on ``tf_static`` besides the sensor's own frame
+            (unprefixed: the vehicle adds its prefix).
     """
 
-    topics: Callable[[str], dict[str, str]]
-    build: Callable[[PublishContext, Any, dict[str, str]], Publish]
-    static_tfs: Callable[[Any, float], list[Any]] = sensor_frame
-    observation: Callable[[Any], Any] = latest_observation
+    build: Callable[[PublishContext, Output, dict[str, str]], Publish]
+    static_tfs: Callable[[Output, float], list[Any]] = no_frames
 
 
 # ---------------------------------------------------------------------- builders
-def _one_message(ctx: PublishContext, sensor: Any, msg_type: Any, topic: str,
+def _one_message(ctx: PublishContext, output: Output, msg_type: Any, topic: str,
                  convert: Callable[[Any, float, str], Any]) -> Publish:
     """A publisher of one message per observation: ``convert(obs, stamp, frame)`` built only while someone
-    subscribes (frame: the sensor's, prefixed as the context says)."""
+    subscribes (frame: the output's, prefixed as the context says)."""
     p = ctx.create_publisher(msg_type, topic, naming.qos_sensor())
-    st, count, frame = ctx.stamp, ctx.count, ctx.frame_prefix + sensor.name
+    st, count, frame = ctx.stamp, ctx.count, ctx.frame_prefix + output.frame
 
     def publish(obs: Any) -> None:
         if listened(p):
@@ -139,20 +137,20 @@ def _one_message(ctx: PublishContext, sensor: Any, msg_type: Any, topic: str,
     return publish
 
 
-def _laser(ctx: PublishContext, sensor: Any, topics: dict[str, str]) -> Publish:
-    period = float(sensor.period)
-    return _one_message(ctx, sensor, LaserScan, topics["main"],
+def _scan(ctx: PublishContext, output: Output, topics: dict[str, str]) -> Publish:
+    period = float(output.period)
+    return _one_message(ctx, output, LaserScan, topics["main"],
                         lambda obs, t, frame: cv.laser_scan_msg(obs, t, scan_time=period, frame=frame))
 
 
-def _lidar3d(ctx: PublishContext, sensor: Any, topics: dict[str, str]) -> Publish:
-    return _one_message(ctx, sensor, PointCloud2, topics["points"], cv.lidar3d_cloud_msg)
+def _point_cloud(ctx: PublishContext, output: Output, topics: dict[str, str]) -> Publish:
+    return _one_message(ctx, output, PointCloud2, topics["points"], cv.lidar3d_cloud_msg)
 
 
-def _camera(ctx: PublishContext, sensor: Any, topics: dict[str, str]) -> Publish:
+def _image(ctx: PublishContext, output: Output, topics: dict[str, str]) -> Publish:
     qos = naming.qos_sensor()
     pi, pc = ctx.create_publisher(Image, topics["image"], qos), ctx.create_publisher(CameraInfo, topics["info"], qos)
-    st, count, frame = ctx.stamp, ctx.count, ctx.frame_prefix + sensor.name
+    st, count, frame = ctx.stamp, ctx.count, ctx.frame_prefix + output.frame
 
     def publish(obs: Any) -> None:
         t = st(obs.stamp)
@@ -177,12 +175,12 @@ def rgbd_cloud_msg(obs: Any, frame: str, t: float, colored: bool) -> Any:
     return cv.point_cloud_msg(frame, t, pts)
 
 
-def _rgbd(ctx: PublishContext, sensor: Any, topics: dict[str, str]) -> Publish:
+def _rgbd(ctx: PublishContext, output: Output, topics: dict[str, str]) -> Publish:
     qos, pub = naming.qos_sensor(), ctx.create_publisher
-    rgb_frame, depth_frame = naming.rgbd_frames(ctx.frame_prefix + sensor.name)
+    rgb_frame, depth_frame = naming.rgbd_frames(ctx.frame_prefix + output.frame)
     pri, prc = pub(Image, topics["rgb_image"], qos), pub(CameraInfo, topics["rgb_info"], qos)
-    want_depth_img = bool(sensor.params.get("publish_ros_depth_image", True))
-    colored = bool(sensor.params.get("publish_ros_colored_pointcloud", False))
+    want_depth_img = bool(output.options.get("depth_image", True))
+    colored = bool(output.options.get("colored_points", False))
     pdi = pub(Image, topics["depth_image"], qos) if want_depth_img else None
     pdc = pub(CameraInfo, topics["depth_info"], qos)
     pp = pub(PointCloud2, topics["points"], qos)
@@ -212,55 +210,55 @@ def _rgbd(ctx: PublishContext, sensor: Any, topics: dict[str, str]) -> Publish:
     return publish
 
 
-def _rgbd_frames(sensor: Any, t: float) -> list[Any]:
-    """The sensor frame (x forward) and the two optical frames: depth (z forward, x right) and RGB (its pose w.r.t.
-    the depth camera)."""
-    rgb_frame, depth_frame = naming.rgbd_frames(sensor.name)
-    return [*sensor_frame(sensor, t),
-            cv.transform_matrix_msg(sensor.name, depth_frame, OPTICAL_WRT_SENSOR, (0.0, 0.0, 0.0), t),
-            cv.transform_msg(sensor.name, rgb_frame, sensor.rgb_pose_wrt_depth, t)]
+def _rgbd_frames(output: Output, t: float) -> list[Any]:
+    """The two optical frames (:func:`mvsim_core.io.ros_fields.rgbd_optical_frames`): depth (z forward, x right)
+    and RGB (at the output's ``rgb_pose_wrt_depth``)."""
+    pose = output.options.get("rgb_pose_wrt_depth", (0.0,) * 6)
+    return [cv.static_frame_msg(f, t) for f in rf.rgbd_optical_frames(output.frame, pose)]
 
 
-def _imu(ctx: PublishContext, sensor: Any, topics: dict[str, str]) -> Publish:
-    gyro, accel = float(sensor.gyro_noise), float(sensor.accel_noise)
-    orient = float(sensor.params.get("orientation_std_noise", 0.0))
-    return _one_message(ctx, sensor, Imu, topics["main"], lambda obs, t, frame: cv.imu_msg(
-        obs, t, gyro_sigma=gyro, accel_sigma=accel, orientation_sigma=orient, frame=frame))
+def _imu(ctx: PublishContext, output: Output, topics: dict[str, str]) -> Publish:
+    noise = dict(output.noise)
+    return _one_message(ctx, output, Imu, topics["main"],
+                        lambda obs, t, frame: cv.imu_noise_msg(obs, t, noise, frame=frame))
 
 
-def _gnss(ctx: PublishContext, sensor: Any, topics: dict[str, str]) -> Publish:
-    return _one_message(ctx, sensor, NavSatFix, topics["main"], cv.nav_sat_fix_msg)
+def _fix(ctx: PublishContext, output: Output, topics: dict[str, str]) -> Publish:
+    return _one_message(ctx, output, NavSatFix, topics["main"], cv.nav_sat_fix_msg)
 
 
 # ---------------------------------------------------------------------- the table
-SENSOR_PUBLISHERS: dict[type[Sensor], SensorPublisher] = {
-    Lidar2D: SensorPublisher(single_topic, _laser),  # LaserScan
-    Lidar3D: SensorPublisher(points_topic, _lidar3d),  # PointCloud2 (x, y, z, intensity, ring)
-    Camera: SensorPublisher(camera_topics, _camera),  # Image (rgb8) + CameraInfo
-    RgbdCamera: SensorPublisher(rgbd_topics, _rgbd, _rgbd_frames),  # Images, CameraInfos, PointCloud2
-    ImuSensor: SensorPublisher(single_topic, _imu),  # Imu
-    Gnss: SensorPublisher(single_topic, _gnss, observation=gnss_observation),  # NavSatFix, NO_FIX samples too
+KIND_PUBLISHERS: dict[OutputKind, KindPublisher] = {
+    OutputKind.SCAN: KindPublisher(_scan),  # LaserScan
+    OutputKind.POINT_CLOUD: KindPublisher(_point_cloud),  # PointCloud2 (x, y, z, intensity, ring)
+    OutputKind.IMAGE: KindPublisher(_image),  # Image (rgb8) + CameraInfo
+    OutputKind.RGBD: KindPublisher(_rgbd, _rgbd_frames),  # Images, CameraInfos, PointCloud2; optical frames
+    OutputKind.IMU: KindPublisher(_imu),  # Imu
+    OutputKind.FIX: KindPublisher(_fix),  # NavSatFix, NO_FIX samples too (the output's observe)
 }
-"""Sensor class → its ROS row; one per class of :mod:`mvsim_core.sensors` (a test checks)."""
+"""Output kind → its ROS row; one per :class:`~mvsim_core.output_kind.OutputKind` (a test checks)."""
 
 
-def sensor_publisher(sensor: Any) -> SensorPublisher | None:
-    """The row of a sensor (or sensor class): its class's, else the nearest base class's; None when there is none."""
-    return class_row(SENSOR_PUBLISHERS, sensor)
+def published_outputs(sensor: Any) -> list[Output]:
+    """The outputs of a sensor that have a ROS row (in the sensor's order)."""
+    return [o for o in outputs_of(sensor) if o.kind in KIND_PUBLISHERS]
+
+
+def sensor_topics(sensor: Any, topic_prefix: str) -> list[str]:
+    """Every topic of a sensor's published outputs, under ``topic_prefix`` (the vehicle's, ``<V>/`` or "")."""
+    return [tp for o in published_outputs(sensor) for tp in output_topics(o, topic_prefix).values()]
 
 
 def sensor_static_tfs(sensor: Any, t: float) -> list[Any]:
-    """The static frames of a sensor (``base_link`` → its frame, and its row's extra frames), unprefixed."""
-    row = sensor_publisher(sensor)
-    return (row.static_tfs if row is not None else sensor_frame)(sensor, t)
+    """The static frames of a sensor (``base_link`` → its frame, and each output's extra frames), unprefixed."""
+    return [*sensor_frame(sensor, t),
+            *(f for o in published_outputs(sensor) for f in KIND_PUBLISHERS[o.kind].static_tfs(o, t))]
 
 
-def sensor_link(ctx: PublishContext, sensor: Any, topic_base: str) -> SensorLink | None:
-    """The publishing state of a sensor (its row's publishers on the topics of ``topic_base`` = ``<prefix><name>``,
-    frames prefixed as ``ctx`` says), or None when its class has no row."""
-    row = sensor_publisher(sensor)
-    if row is None:
-        return None
+def output_link(ctx: PublishContext, sensor: Any, output: Output, topic_prefix: str,
+                reader: Hashable = READER) -> SensorLink:
+    """The publishing state of one output of a sensor (its kind's publishers on the output's topics under
+    ``topic_prefix``, frames prefixed as ``ctx`` says); ``output.kind`` must have a row."""
     made: list[Any] = []
 
     def create(msg_type: Any, topic: str, qos: Any) -> Any:
@@ -268,5 +266,14 @@ def sensor_link(ctx: PublishContext, sensor: Any, topic_base: str) -> SensorLink
         made.append(pub)
         return pub
 
-    publish = row.build(dataclasses.replace(ctx, create_publisher=create), sensor, row.topics(topic_base))
-    return SensorLink(sensor, publish, observe=row.observation, publishers=made)
+    row = KIND_PUBLISHERS[output.kind]
+    publish = row.build(dataclasses.replace(ctx, create_publisher=create), output,
+                        output_topics(output, topic_prefix))
+    return SensorLink(sensor, publish, observe=output.observe, publishers=made, reader=reader)
+
+
+def sensor_links(ctx: PublishContext, sensor: Any, topic_prefix: str) -> list[SensorLink]:
+    """One link per published output of a sensor (:func:`output_link`; none for a sensor without outputs); the
+    first wants the sensor as :data:`READER`, the i-th (i ≥ 1) as ``(READER, i)``."""
+    return [output_link(ctx, sensor, o, topic_prefix, READER if i == 0 else (READER, i))
+            for i, o in enumerate(published_outputs(sensor))]

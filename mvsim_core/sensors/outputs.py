@@ -88,7 +88,8 @@ class Output:
             (an IMU: ``angular_velocity`` rad/s, ``linear_acceleration`` m/s², ``orientation`` rad); empty for a
             kind whose observations carry their own covariance (a fix) or none.
         options: what the adapters may or must do, by name (``depth_image``: publish an RGB-D depth image;
-            ``colored_points``: colour an RGB-D point cloud).
+            ``colored_points``: colour an RGB-D point cloud; ``rgb_pose_wrt_depth``: (x, y, z, yaw, pitch, roll), m
+            and rad, of an RGB-D camera's RGB optical frame in its sensor frame, for its static frames).
         observe: the sensor → the sample to send now (compared by identity with the one sent last):
             :func:`latest`, or, for a GNSS, its latest sample with or without a fix.
     """

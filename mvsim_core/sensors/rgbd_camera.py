@@ -143,10 +143,12 @@ class RgbdCamera(PinholeAccessors, Sensor):
     def outputs(self) -> tuple[Output, ...]:
         """Colour and depth images and the depth's points (:attr:`OutputKind.RGBD`): the images in the optical
         frames ``<name>_rgb`` and ``<name>_depth``; ``depth_image`` and ``colored_points`` from
-        ``publish_ros_depth_image`` and ``publish_ros_colored_pointcloud``."""
+        ``publish_ros_depth_image`` and ``publish_ros_colored_pointcloud``; ``rgb_pose_wrt_depth``: the RGB
+        optical frame's pose in the sensor frame (:attr:`rgb_pose_wrt_depth`, m and rad), for the static frames."""
         return (Output(OutputKind.RGBD, self.name, self.name, self.period, options={
             "depth_image": bool(self.params.get("publish_ros_depth_image", True)),
-            "colored_points": bool(self.params.get("publish_ros_colored_pointcloud", False))}),)
+            "colored_points": bool(self.params.get("publish_ros_colored_pointcloud", False)),
+            "rgb_pose_wrt_depth": self.rgb_pose_wrt_depth}),)
 
     # ------------------------------------------------------------------ simulation
     @classmethod

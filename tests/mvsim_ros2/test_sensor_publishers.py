@@ -1,5 +1,6 @@
-"""The ROS table of sensors (mvsim_ros2.sensor_publishers), in process and without DDS: one row per sensor class,
-looked up by class; each row's topics, message types, static frames and what its publish function sends."""
+"""The ROS table of output kinds (mvsim_ros2.sensor_publishers), in process and without DDS: one row per output
+kind, used for every output a sensor declares; each output's topics, message types, static frames and what its
+publish function sends."""
 
 from __future__ import annotations
 
@@ -10,13 +11,18 @@ from typing import Any, ClassVar
 import pytest
 
 import mvsim_core as mv
-from mvsim_core.sensors import Camera, Gnss, Imu, Lidar2D, Lidar3D, RgbdCamera, Sensor
+from mvsim_core.output_kind import OutputKind
+from mvsim_core.sensors import Lidar2D, Sensor
+from mvsim_core.sensors.outputs import outputs_of
 from mvsim_ros2.sensor_publishers import (
-    SENSOR_PUBLISHERS,
+    KIND_PUBLISHERS,
+    READER,
     PublishContext,
-    sensor_link,
-    sensor_publisher,
+    SensorLink,
+    follow_audience,
+    sensor_links,
     sensor_static_tfs,
+    sensor_topics,
 )
 
 SENSORS = """
@@ -72,42 +78,84 @@ class FakeNode:
 
 
 def build(node: FakeNode, sensor: Any, prefix: str = "r1/") -> Any:
-    row = sensor_publisher(sensor)
-    assert row is not None
-    return row.build(node.context(), sensor, row.topics(f"{prefix}{sensor.name}"))
+    (link,) = sensor_links(node.context(), sensor, prefix)
+    return link.publish
 
 
 # ---------------------------------------------------------------------- the table
-@pytest.mark.parametrize("cls", sorted(set(Sensor.registry.values()), key=lambda c: c.__name__),
-                         ids=lambda c: c.__name__)
-def test_every_sensor_class_has_a_ros_row(cls):
-    """Adding a sensor class means adding its row to ``SENSOR_PUBLISHERS`` (else this fails)."""
-    assert sensor_publisher(cls) is not None, f"{cls.__name__} has no row in sensor_publishers.SENSOR_PUBLISHERS"
+def test_every_output_kind_has_a_ros_row():
+    """Adding an output kind means adding its row to ``KIND_PUBLISHERS`` (else this fails)."""
+    assert set(KIND_PUBLISHERS) == set(OutputKind)
 
 
-def test_topics_of_each_row():
-    topics = {c: r.topics("r1/s") for c, r in SENSOR_PUBLISHERS.items()}
+def test_every_sensor_class_is_published_by_its_outputs(tmp_path):
+    """Every sampling sensor class declares outputs, all of kinds with a row: each sensor gets one link each."""
+    veh = world(tmp_path).vehicles["r1"]
+    assert {type(s) for s in veh.sensors.values()} == set(Sensor.registry.values())
+    kinds = {s.name: [o.kind.value for o in outputs_of(s)] for s in veh.sensors.values()}
+    assert kinds == {"laser1": ["scan"], "lidar1": ["point_cloud"], "cam1": ["image"], "rgbd1": ["rgbd"],
+                     "imu1": ["imu"], "gnss1": ["fix"]}
+    for s in veh.sensors.values():
+        assert len(sensor_links(FakeNode().context(), s, "r1/")) == 1
+
+
+def test_topics_of_each_sensor(tmp_path):
+    veh = world(tmp_path).vehicles["r1"]
+    topics = {n: sensor_topics(s, "r1/") for n, s in veh.sensors.items()}
     assert topics == {
-        Lidar2D: {"main": "r1/s"},
-        Lidar3D: {"points": "r1/s_points"},
-        Camera: {"image": "r1/s/image_raw", "info": "r1/s/camera_info"},
-        RgbdCamera: {"rgb_image": "r1/s_rgb/image_raw", "rgb_info": "r1/s_rgb/camera_info",
-                     "depth_image": "r1/s_depth/image_raw", "depth_info": "r1/s_depth/camera_info",
-                     "points": "r1/s_points"},
-        Imu: {"main": "r1/s"},
-        Gnss: {"main": "r1/s"},
+        "laser1": ["r1/laser1"],
+        "lidar1": ["r1/lidar1_points"],
+        "cam1": ["r1/cam1/image_raw", "r1/cam1/camera_info"],
+        "rgbd1": ["r1/rgbd1_rgb/image_raw", "r1/rgbd1_rgb/camera_info", "r1/rgbd1_depth/image_raw",
+                  "r1/rgbd1_depth/camera_info", "r1/rgbd1_points"],
+        "imu1": ["r1/imu1"],
+        "gnss1": ["r1/gnss1"],
     }
 
 
-def test_lookup_walks_the_class_hierarchy():
+def test_a_subclass_is_published_by_the_outputs_it_inherits(tmp_path):
     class FancyLidar(Lidar2D):
         xml_class: ClassVar[str] = ""  # not registered
 
     class Unknown(Sensor):
         xml_class: ClassVar[str] = ""
 
-    assert sensor_publisher(FancyLidar) is SENSOR_PUBLISHERS[Lidar2D]
-    assert sensor_publisher(Unknown) is None
+    laser = world(tmp_path).vehicles["r1"].sensors["laser1"]
+    fancy = object.__new__(FancyLidar)
+    fancy.__dict__.update(laser.__dict__)
+    assert [(p.msg_type.__name__, p.topic) for p in _made(fancy)] == [("LaserScan", "r1/laser1")]
+    odd = object.__new__(Unknown)
+    odd.name = "odd"
+    assert sensor_links(FakeNode().context(), odd, "r1/") == [] and sensor_topics(odd, "r1/") == []
+
+
+def _made(sensor: Any) -> list[Any]:
+    node = FakeNode()
+    build(node, sensor)
+    return node.pubs
+
+
+def test_a_sensor_with_several_outputs_gets_one_link_each(tmp_path):
+    """Each output of a sensor is its own link; the second one wants the sensor as (READER, 1)."""
+    veh = world(tmp_path).vehicles["r1"]
+    laser, imu = veh.sensors["laser1"], veh.sensors["imu1"]
+
+    class Both(Lidar2D):
+        xml_class: ClassVar[str] = ""
+
+        def outputs(self) -> Any:
+            return (*super().outputs(), *type(imu).outputs(imu))
+
+    both = object.__new__(Both)
+    both.__dict__.update(laser.__dict__)
+    node = FakeNode()
+    links = sensor_links(node.context(), both, "r1/")
+    assert [(p.msg_type.__name__, p.topic) for p in node.pubs] == [("LaserScan", "r1/laser1"), ("Imu", "r1/imu1")]
+    assert [lk.reader for lk in links] == [READER, (READER, 1)]
+    assert all(isinstance(lk, SensorLink) and lk.sensor is both for lk in links)
+    for lk in links:
+        follow_audience(lk)
+    assert both.readers == frozenset({READER, (READER, 1)})
 
 
 # ---------------------------------------------------------------------- publishers built
@@ -163,8 +211,7 @@ def test_frames_prefixed_in_a_shared_tree(tmp_path):
     frames = {}
     for s in w.vehicles["r1"].sensors.values():
         node = FakeNode()
-        link = sensor_link(node.context(frame_prefix="r1/"), s, f"r1/{s.name}")
-        assert link is not None
+        (link,) = sensor_links(node.context(frame_prefix="r1/"), s, "r1/")
         obs = link.observe(s)
         if obs is None:
             continue
@@ -184,8 +231,7 @@ def test_gnss_without_coverage_publishes_no_fix(tmp_path):
     w = mv.load_world(p)
     gnss = w.vehicles["r1"].sensors["gnss1"]
     node = FakeNode()
-    link = sensor_link(node.context(), gnss, "gnss1")
-    assert link is not None
+    (link,) = sensor_links(node.context(), gnss, "")
     w.run(0.2)
     obs = link.observe(gnss)
     assert gnss.last is None and obs is gnss.last_no_fix and obs.stamp == pytest.approx(0.2)
