@@ -5,13 +5,15 @@
 says otherwise); in Foxglove, "Open connection" → Foxglove WebSocket → ``ws://localhost:8765``.
 
 Channels (Foxglove's own schemas, protobuf-encoded; topic names are the ROS node's with a leading ``/``,
-:mod:`mvsim_core.io.ros_names`):
+:mod:`mvsim_core.io.ros_names`), one per sensor output of a kind the view shows (:data:`CHANNELS`; an IMU sample
+has no channel here), each output's latest observation:
 
-* ``/<laser>`` (``foxglove.LaserScan``): each 2D lidar scan, in the sensor's frame; ranges as the simulator measured
-  them (``max_range`` where nothing was hit), angles from ``angle_min`` to ``angle_max``;
-* ``/<lidar3d>_points`` (``foxglove.PointCloud``): each 3D lidar sweep, x, y, z, intensity as float32;
-* ``/<camera>/image_raw``, ``/<rgbd>_rgb/image_raw`` (``foxglove.RawImage``, rgb8): each camera image;
-* ``/<gnss>`` (``foxglove.LocationFix``): each GNSS fix;
+* a scan, ``/<sensor>`` (``foxglove.LaserScan``): in the sensor's frame; ranges as the simulator measured them
+  (``max_range`` where nothing was hit), angles from ``angle_min`` to ``angle_max``;
+* a point cloud, ``/<sensor>_points`` (``foxglove.PointCloud``): x, y, z, intensity as float32;
+* an image, ``/<camera>/image_raw``, and an RGB-D pair's colour image, ``/<rgbd>_rgb/image_raw``
+  (``foxglove.RawImage``, rgb8);
+* a fix, ``/<gnss>`` (``foxglove.LocationFix``);
 * ``/tf`` (``foxglove.FrameTransforms``): every vehicle's ground-truth pose, ``map`` → ``<V>/base_link`` (frames
   prefixed with the vehicle's name when there are several vehicles, as a shared ROS tf tree names them), and
   ``<V>/base_link`` → each sensor's frame, at :data:`TF_RATE` Hz of simulated time;
@@ -37,13 +39,15 @@ import json
 import logging
 import math
 import queue
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from mvsim_core.comms.errors import AddressInUse
 from mvsim_core.geometry.rotations import quaternion_from_ypr
-from mvsim_core.io.ros_names import BASE_FRAME, DEFAULT_WORLD_FRAME, SENSOR_TOPICS, sensor_xml_class, vehicle_prefix
+from mvsim_core.io.ros_names import BASE_FRAME, DEFAULT_WORLD_FRAME, output_topics, rgbd_frames, vehicle_prefix
+from mvsim_core.sensors.outputs import Output, OutputKind, outputs_of
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +88,75 @@ def _prism(footprint: np.ndarray, z0: float, z1: float, color: Any, pose: Any = 
     return TriangleListPrimitive(pose=pose if pose is not None else _pose(0.0, 0.0, 0.0, 0.0),
                                  points=[Point3(x=float(p[0]), y=float(p[1]), z=float(p[2])) for p in tris],
                                  color=Color(r=c[0], g=c[1], b=c[2], a=c[3]))
+
+
+def _scan(frame: str, obs: Any, stamp: Any) -> Any:
+    """A ``foxglove.LaserScan`` of a scan, in the sensor's frame."""
+    from foxglove.messages import LaserScan
+
+    return LaserScan(timestamp=stamp, frame_id=frame, pose=_pose(0, 0, 0, 0), start_angle=float(obs.angle_min),
+                     end_angle=float(obs.angle_max), ranges=np.asarray(obs.ranges, dtype=np.float64).tolist())
+
+
+def _point_cloud(frame: str, obs: Any, stamp: Any) -> Any:
+    """A ``foxglove.PointCloud`` of a point cloud: x, y, z, intensity (float32; 0 without intensities)."""
+    from foxglove.messages import PackedElementField, PackedElementFieldNumericType, PointCloud
+
+    pts = np.asarray(obs.points, dtype=np.float32).reshape(-1, 3)
+    inten = np.asarray(getattr(obs, "intensity", np.zeros(len(pts))), dtype=np.float32).reshape(-1, 1)
+    if len(inten) != len(pts):
+        inten = np.zeros((len(pts), 1), dtype=np.float32)
+    data = np.ascontiguousarray(np.hstack([pts, inten]), dtype=np.float32).tobytes()
+    f32 = PackedElementFieldNumericType.Float32
+    fields = [PackedElementField(name=n, offset=4 * i, type=f32) for i, n in enumerate("xyz")]
+    fields.append(PackedElementField(name="intensity", offset=12, type=f32))
+    return PointCloud(timestamp=stamp, frame_id=frame, pose=_pose(0, 0, 0, 0), point_stride=16, fields=fields,
+                      data=data)
+
+
+def _rgb(frame: str, obs: Any, stamp: Any) -> Any:
+    """A ``foxglove.RawImage`` (rgb8) of an observation's colour image; None when it has none."""
+    from foxglove.messages import RawImage
+
+    img = getattr(obs, "rgb", None)
+    if img is None:
+        return None
+    img = np.ascontiguousarray(img, dtype=np.uint8)
+    return RawImage(timestamp=stamp, frame_id=frame, width=int(img.shape[1]), height=int(img.shape[0]),
+                    encoding="rgb8", step=int(img.shape[1]) * 3, data=img.tobytes())
+
+
+def _rgbd(frame: str, obs: Any, stamp: Any) -> Any:
+    """The colour image of an RGB-D pair, in its RGB optical frame (``<sensor>_rgb``)."""
+    return _rgb(rgbd_frames(frame)[0], obs, stamp)
+
+
+def _fix(frame: str, obs: Any, stamp: Any) -> Any:
+    """A ``foxglove.LocationFix`` of a fix (deg, deg, m)."""
+    from foxglove.messages import LocationFix
+
+    return LocationFix(timestamp=stamp, frame_id=frame, latitude=float(obs.latitude), longitude=float(obs.longitude),
+                       altitude=float(obs.altitude))
+
+
+class Channel(NamedTuple):
+    """How one output kind is shown: ``channel`` = the name of its ``foxglove.channels`` class, ``topic`` = which of
+    the kind's ROS topics (:data:`mvsim_core.io.ros_names.KIND_TOPICS`) it goes on, and ``message`` (frame with the
+    vehicle's prefix, observation, Foxglove timestamp) → the message, or None for nothing to send."""
+
+    channel: str
+    topic: str
+    message: Callable[[str, Any, Any], Any]
+
+
+CHANNELS: dict[OutputKind, Channel] = {
+    OutputKind.SCAN: Channel("LaserScanChannel", "main", _scan),
+    OutputKind.POINT_CLOUD: Channel("PointCloudChannel", "points", _point_cloud),
+    OutputKind.IMAGE: Channel("RawImageChannel", "image", _rgb),
+    OutputKind.RGBD: Channel("RawImageChannel", "rgb_image", _rgbd),
+    OutputKind.FIX: Channel("LocationFixChannel", "main", _fix),
+}
+"""Output kind → its Foxglove channel (a kind without a row, an IMU sample, is not shown)."""
 
 
 class FoxgloveView:
@@ -144,7 +217,7 @@ class FoxgloveView:
         n = len(world.vehicles)
         self._prefix = {v: vehicle_prefix(v, n, False) for v in world.vehicles}
         self._frame_prefix = {v: ("" if n == 1 else f"{v}/") for v in world.vehicles}
-        self._sensor_channels: list[tuple[Any, str, Any]] = []  # (sensor, kind, channel)
+        self._sensor_channels: list[tuple[Any, Output, Any]] = []  # (sensor, output, channel)
         self._listened: set[int] = set()  # id of the sensors wanted for their channel
         self._last: dict[int, Any] = {}
         for vname, v in world.vehicles.items():
@@ -157,23 +230,15 @@ class FoxgloveView:
 
     # ------------------------------------------------------------------ channels
     def _add_sensor(self, vname: str, s: Any) -> None:
-        from foxglove.channels import LaserScanChannel, LocationFixChannel, PointCloudChannel, RawImageChannel
+        """A channel for each output of ``s`` of a kind the view shows (:data:`CHANNELS`)."""
+        import foxglove.channels
 
-        cls = sensor_xml_class(s)
-        topics = SENSOR_TOPICS.get(cls)
-        if topics is None:
-            return
-        t = topics(self._prefix[vname] + s.name)
-        if cls == "laser":
-            self._sensor_channels.append((s, "laser", LaserScanChannel("/" + t["main"], context=self.context)))
-        elif cls == "lidar3d":
-            self._sensor_channels.append((s, "cloud", PointCloudChannel("/" + t["points"], context=self.context)))
-        elif cls == "camera":
-            self._sensor_channels.append((s, "image", RawImageChannel("/" + t["image"], context=self.context)))
-        elif cls == "rgbd_camera":
-            self._sensor_channels.append((s, "rgbd", RawImageChannel("/" + t["rgb_image"], context=self.context)))
-        elif cls == "gnss":
-            self._sensor_channels.append((s, "fix", LocationFixChannel("/" + t["main"], context=self.context)))
+        for o in outputs_of(s):
+            row = CHANNELS.get(o.kind)
+            if row is None:
+                continue
+            topic = "/" + output_topics(o, self._prefix[vname])[row.topic]
+            self._sensor_channels.append((s, o, getattr(foxglove.channels, row.channel)(topic, context=self.context)))
 
     # ------------------------------------------------------------------ teleop (server threads)
     def _say_once(self, text: str) -> None:
@@ -231,16 +296,16 @@ class FoxgloveView:
             except Exception as e:  # a controller that takes no twists: said once, the rest goes on
                 self._say_once(f"Foxglove: cannot command '{vname}': {e}")
         t = float(world.time)
-        for s, kind, channel in self._sensor_channels:
+        for s, o, channel in self._sensor_channels:
             listened = bool(channel.has_sinks())
             if listened != (id(s) in self._listened):  # sample it from its next due time on, or no more
                 s.wanted(READER, listened)
                 (self._listened.add if listened else self._listened.discard)(id(s))
-            obs = s.last
-            if obs is None or self._last.get(id(s)) is obs:
+            obs = s.last  # the latest observation (a GNSS: its latest fix)
+            if obs is None or self._last.get(id(channel)) is obs:
                 continue
-            self._last[id(s)] = obs
-            self._publish(s, kind, channel, obs)
+            self._last[id(channel)] = obs
+            self._publish(s, o, channel, obs)
         if t >= self._next_tf:
             self._next_tf = t + 1.0 / TF_RATE
             self._publish_tf(world, t)
@@ -251,44 +316,10 @@ class FoxgloveView:
     def _frame(self, s: Any) -> str:
         return self._frame_prefix.get(s.parent, "") + s.name
 
-    def _publish(self, s: Any, kind: str, channel: Any, obs: Any) -> None:
-        from foxglove.messages import (
-            LaserScan,
-            LocationFix,
-            PackedElementField,
-            PackedElementFieldNumericType,
-            PointCloud,
-            RawImage,
-        )
-
-        stamp = _stamp(float(obs.stamp))
-        log_time = int(round(float(obs.stamp) * 1e9))
-        if kind == "laser":
-            channel.log(LaserScan(timestamp=stamp, frame_id=self._frame(s), pose=_pose(0, 0, 0, 0),
-                                  start_angle=float(obs.angle_min), end_angle=float(obs.angle_max),
-                                  ranges=np.asarray(obs.ranges, dtype=np.float64).tolist()), log_time=log_time)
-        elif kind == "cloud":
-            pts = np.asarray(obs.points, dtype=np.float32).reshape(-1, 3)
-            inten = np.asarray(getattr(obs, "intensity", np.zeros(len(pts))), dtype=np.float32).reshape(-1, 1)
-            if len(inten) != len(pts):
-                inten = np.zeros((len(pts), 1), dtype=np.float32)
-            data = np.ascontiguousarray(np.hstack([pts, inten]), dtype=np.float32).tobytes()
-            f32 = PackedElementFieldNumericType.Float32
-            fields = [PackedElementField(name=n, offset=4 * i, type=f32) for i, n in enumerate("xyz")]
-            fields.append(PackedElementField(name="intensity", offset=12, type=f32))
-            channel.log(PointCloud(timestamp=stamp, frame_id=self._frame(s), pose=_pose(0, 0, 0, 0), point_stride=16,
-                                   fields=fields, data=data), log_time=log_time)
-        elif kind in ("image", "rgbd"):
-            img = getattr(obs, "rgb", None)
-            if img is None:
-                return
-            img = np.ascontiguousarray(img, dtype=np.uint8)
-            frame = self._frame(s) + ("_rgb" if kind == "rgbd" else "")
-            channel.log(RawImage(timestamp=stamp, frame_id=frame, width=int(img.shape[1]), height=int(img.shape[0]),
-                                 encoding="rgb8", step=int(img.shape[1]) * 3, data=img.tobytes()), log_time=log_time)
-        elif kind == "fix":
-            channel.log(LocationFix(timestamp=stamp, frame_id=self._frame(s), latitude=float(obs.latitude),
-                                    longitude=float(obs.longitude), altitude=float(obs.altitude)), log_time=log_time)
+    def _publish(self, s: Any, o: Output, channel: Any, obs: Any) -> None:
+        msg = CHANNELS[o.kind].message(self._frame_prefix.get(s.parent, "") + o.frame, obs, _stamp(float(obs.stamp)))
+        if msg is not None:
+            channel.log(msg, log_time=int(round(float(obs.stamp) * 1e9)))
 
     def _publish_tf(self, world: Any, t: float) -> None:
         from foxglove.messages import FrameTransform, FrameTransforms, Quaternion, Vector3
