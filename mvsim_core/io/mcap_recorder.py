@@ -55,8 +55,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mvsim_core.geometry.rotations import quaternion_from_rotation, quaternion_from_ypr
+from mvsim_core.geometry.rotations import quaternion_from_ypr
 from mvsim_core.io import ros2_cdr as cdr
+from mvsim_core.io import ros_fields as rf
 from mvsim_core.io import ros_names as names
 from mvsim_core.io.mcap_writer import McapWriter, MessageBlock
 from mvsim_core.jit import njit
@@ -68,14 +69,10 @@ if TYPE_CHECKING:
 READER = "record"
 """The reader the recorder wants its sensors as (``Sensor.want``)."""
 
-VARIANCE_FLOOR = 1e-6
-"""Variance of an exact or noise-free value (as the node's ``conversions.VARIANCE_FLOOR``)."""
+VARIANCE_FLOOR = rf.VARIANCE_FLOOR
+"""Variance of an exact or noise-free value (:data:`mvsim_core.io.ros_fields.VARIANCE_FLOOR`, as the node's)."""
 UNMEASURED_VARIANCE = 1e6
 """Variance of what planar odometry does not measure (as the node's ``conversions.UNMEASURED_VARIANCE``)."""
-OPTICAL_WRT_SENSOR = np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]])
-"""Axes of an optical frame (z forward, x right, y down) in its x-forward sensor frame (columns)."""
-NAVSAT_NO_FIX, NAVSAT_FIX, NAVSAT_SERVICE_GPS = -1, 0, 1
-COV_UNKNOWN, COV_DIAGONAL_KNOWN, COV_KNOWN = 0, 2, 3
 _DIAG = np.array([0, 7, 14, 21, 28, 35])
 _PLANAR = np.array([0, 1, 5])
 """vx, vy, wz in a twist (x, y, yaw in a diagonal of six)."""
@@ -502,11 +499,10 @@ class Recorder:
             tfs = [(fp + names.BASE_FRAME, fp + names.FOOTPRINT_FRAME, ts, ident)]
             for s in veh.sensors.values():
                 tfs.append((fp + names.BASE_FRAME, fp + s.name, ts, _xyzq(s.pose)))
-                if any(o.kind is OutputKind.RGBD for o in _outputs(s)):
-                    rgb, depth = names.rgbd_frames(fp + s.name)
-                    q = quaternion_from_rotation(OPTICAL_WRT_SENSOR)
-                    tfs.append((fp + s.name, depth, ts, [0.0, 0.0, 0.0, *q]))
-                    tfs.append((fp + s.name, rgb, ts, _xyzq(s.rgb_pose_wrt_depth)))
+                for o in _outputs(s):
+                    if o.kind is OutputKind.RGBD:  # the optical frames (ros_fields: the node's too)
+                        for f in rf.rgbd_optical_frames(fp + o.frame, o.options["rgb_pose_wrt_depth"]):
+                            tfs.append((f.parent, f.child, ts, [*f.translation, *f.rotation]))
             self._write(ch, t, cdr.tf_message(tfs).bytes())
         grids = [e for e in getattr(self.world, "elements", ())
                  if type(e).__name__ == "OccupancyGrid" and getattr(e, "grid", None) is not None]
@@ -718,20 +714,13 @@ class Recorder:
 
     def _write_imu(self, s: Any, o: Output, topics: dict[str, str], frame: str) -> Callable[[Any], None]:
         ch = self._channel(topics["main"], "imu")
-        gyro = float(o.noise.get("angular_velocity", 0.0)) ** 2
-        accel = float(o.noise.get("linear_acceleration", 0.0)) ** 2
-        orient = float(o.noise.get("orientation", 0.0)) ** 2
-
-        def diag(v: float) -> list[float]:
-            return [v, 0.0, 0.0, 0.0, v, 0.0, 0.0, 0.0, v]
+        noise = dict(o.noise)
 
         def write(obs: Any) -> None:
-            if obs.orientation is None:  # REP 145: no orientation
-                q, qcov = [0.0, 0.0, 0.0, 1.0], [-1.0] + [0.0] * 8
-            else:
-                q, qcov = [float(v) for v in obs.orientation], diag(orient)
-            msg = cdr.imu_msg(frame, obs.stamp, q, qcov, obs.angular_velocity, diag(gyro), obs.linear_acceleration,
-                              diag(accel))
+            f = rf.imu_fields(obs.orientation, noise)  # REP 145 covariances, identity without an orientation
+            msg = cdr.imu_msg(frame, obs.stamp, f.orientation, f.orientation_covariance, obs.angular_velocity,
+                              f.angular_velocity_covariance, obs.linear_acceleration,
+                              f.linear_acceleration_covariance)
             self._write(ch, cdr.stamp_ns(obs.stamp), msg.bytes())
 
         return write
@@ -741,18 +730,9 @@ class Recorder:
 
         def write(obs: Any) -> None:
             t = cdr.stamp_ns(obs.stamp)
-            if int(getattr(obs, "status", 1)) == 0:
-                nan = float("nan")
-                msg = cdr.nav_sat_fix_msg(frame, obs.stamp, NAVSAT_NO_FIX, NAVSAT_SERVICE_GPS, (nan, nan, nan),
-                                          [0.0] * 9, COV_UNKNOWN)
-            else:
-                cov = np.array(obs.covariance, float).reshape(3, 3)
-                diagonal = not np.any(cov - np.diag(np.diag(cov)))
-                k = np.arange(3)
-                cov[k, k] = np.maximum(cov[k, k], VARIANCE_FLOOR)
-                msg = cdr.nav_sat_fix_msg(frame, obs.stamp, NAVSAT_FIX, NAVSAT_SERVICE_GPS,
-                                          (obs.latitude, obs.longitude, obs.altitude), cov.reshape(9).tolist(),
-                                          COV_DIAGONAL_KNOWN if diagonal else COV_KNOWN)
+            f = rf.nav_sat_fix_fields(obs)  # NO_FIX samples: NaN position, covariance type UNKNOWN
+            msg = cdr.nav_sat_fix_msg(frame, obs.stamp, f.status, f.service, (f.latitude, f.longitude, f.altitude),
+                                      list(f.position_covariance), f.position_covariance_type)
             self._write(ch, t, msg.bytes())
 
         return write
@@ -849,8 +829,7 @@ def _cloud(frame: str, t: float, points: np.ndarray, intensity: np.ndarray | Non
 
 
 def _info(frame: str, t: float, k: Any) -> bytes:
-    return cdr.camera_info_msg(frame, t, int(k.ncols), int(k.nrows), float(k.fx), float(k.fy), float(k.cx),
-                               float(k.cy)).bytes()
+    return cdr.camera_info_msg(frame, t, rf.camera_info_fields(k)).bytes()
 
 
 @njit(cache=True)
@@ -867,5 +846,5 @@ def _rep117(ranges: np.ndarray, valid: np.ndarray, scans: list[Any]) -> np.ndarr
     rays) False) is -inf when closer than the scan's ``min_range``, +inf when there was no return."""
     if valid.all():
         return ranges
-    rmin = np.array([float(getattr(o, "min_range", 0.0)) for o in scans], np.float32)[:, None]
-    return np.where(valid, ranges, np.where(ranges < rmin, np.float32(-np.inf), np.float32(np.inf)))
+    rmin = np.array([rf.scan_range_min(o) for o in scans], np.float32)[:, None]
+    return rf.scan_ranges(ranges, valid, rmin)

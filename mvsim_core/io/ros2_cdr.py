@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from mvsim_core.io.ros_fields import CameraInfoFields
 
 ENCAPSULATION = b"\x00\x01\x00\x00"
 """CDR little endian, plain (what rmw implementations write)."""
@@ -209,14 +212,12 @@ def image_msg(frame: str, t: float, pixels: np.ndarray, encoding: str) -> CdrEnc
     return e.scalars("B", [0]).scalars("I", [a.nbytes // max(h, 1)]).sequence("B", a.tobytes())
 
 
-def camera_info_msg(frame: str, t: float, ncols: int, nrows: int, fx: float, fy: float, cx: float,
-                    cy: float) -> CdrEncoder:
-    """``sensor_msgs/CameraInfo`` of a pinhole camera without distortion (``plumb_bob``, 5 zero coefficients; K, R = I,
-    P with no baseline; no binning, empty ROI)."""
-    e = CdrEncoder().header(frame, t).scalars("I", [int(nrows), int(ncols)]).string("plumb_bob")
-    e.sequence("d", np.zeros(5))
-    e.scalars("d", [fx, 0.0, cx, 0.0, fy, cy, 0.0, 0.0, 1.0]).scalars("d", [1.0, 0, 0, 0, 1.0, 0, 0, 0, 1.0])
-    e.scalars("d", [fx, 0.0, cx, 0.0, 0.0, fy, cy, 0.0, 0.0, 0.0, 1.0, 0.0])
+def camera_info_msg(frame: str, t: float, f: CameraInfoFields) -> CdrEncoder:
+    """``sensor_msgs/CameraInfo`` of calibration fields (:func:`mvsim_core.io.ros_fields.camera_info_fields`: size,
+    distortion model and coefficients, K, R, P); no binning, empty ROI."""
+    e = CdrEncoder().header(frame, t).scalars("I", [int(f.height), int(f.width)]).string(f.distortion_model)
+    e.sequence("d", np.asarray(f.d, dtype=np.float64))
+    e.scalars("d", list(f.k)).scalars("d", list(f.r)).scalars("d", list(f.p))
     return e.scalars("I", [0, 0]).scalars("I", [0, 0, 0, 0]).scalars("B", [0])
 
 

@@ -39,9 +39,14 @@ Quaternion = tuple[float, float, float, float]
 
 
 # ---------------------------------------------------------------------- LaserScan
+def scan_range_min(obs: Any) -> float:
+    """``range_min`` of a scan (m): its ``min_range``, 0 when it has none."""
+    return float(getattr(obs, "min_range", 0.0))
+
+
 def scan_range_limits(obs: Any) -> tuple[float, float]:
-    """(``range_min``, ``range_max``) of a scan (m): its ``min_range`` (0 when it has none) and ``max_range``."""
-    return float(getattr(obs, "min_range", 0.0)), float(obs.max_range)
+    """(``range_min``, ``range_max``) of a scan (m): :func:`scan_range_min` and its ``max_range``."""
+    return scan_range_min(obs), float(obs.max_range)
 
 
 def scan_ranges(ranges: np.ndarray, valid: np.ndarray, range_min: float | np.ndarray) -> np.ndarray:
