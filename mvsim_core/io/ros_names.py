@@ -90,25 +90,3 @@ def output_topics(output: Output, prefix: str) -> dict[str, str]:
     (:func:`vehicle_prefix`; the MCAP recorder puts a ``/`` before it)."""
     return KIND_TOPICS[output.kind](f"{prefix}{output.name}")
 
-
-# ---------------------------------------------------------------------- deprecated (issue 33): keyed by xml_class
-SENSOR_TOPICS: dict[str, Callable[[str], dict[str, str]]] = {
-    "laser": single_topic,
-    "lidar3d": points_topic,
-    "camera": camera_topics,
-    "rgbd_camera": rgbd_topics,
-    "imu": single_topic,
-    "gnss": single_topic,
-}
-"""Deprecated (use :func:`output_topics`): sensor class (its ``class="..."``, ``Sensor.xml_class``) → its topics."""
-
-
-def sensor_xml_class(sensor: object) -> str:
-    """Deprecated (use :func:`output_topics` on ``outputs_of(sensor)``): the nearest ``xml_class`` of ``sensor``'s
-    class (or its bases) that has a row in :data:`SENSOR_TOPICS`; else its own ``xml_class`` ("" when it has
-    none)."""
-    for c in type(sensor).__mro__:
-        name = c.__dict__.get("xml_class")
-        if isinstance(name, str) and name in SENSOR_TOPICS:
-            return name
-    return str(getattr(sensor, "xml_class", ""))
