@@ -18,12 +18,13 @@ to it.
 
 Observations (a dict; each entry a :class:`~gymnasium.spaces.Box`, copied out of the world):
 
-* one entry per sensor, under its name: a 2D lidar (``laser``) gives its ranges, (nrays,) float32 in
-  [0, max_range] m (a ray that hits nothing reads max_range); a 3D lidar (``lidar3d``) its range image,
-  (vert_nrays, horz_nrays) float32 m, rings from the lowest up, azimuths counter-clockwise from −180° (max_range where
-  there is no return); a camera (``camera``) its image, (nrows, ncols, 3) uint8, row 0 at the top; an IMU (``imu``)
-  (6,) float32: angular velocity (rad/s) then linear acceleration (m/s²), sensor frame, then the orientation quaternion
-  (x, y, z, w) when it measures one (10 values);
+* one entry per sensor, under its name, by the kind of its output (:data:`SENSOR_VIEWS`): a scan (a 2D lidar,
+  ``laser``) gives its ranges, (nrays,) float32 in [0, max_range] m (a ray that hits nothing reads max_range); a
+  point cloud (a 3D lidar, ``lidar3d``) its range image, (vert_nrays, horz_nrays) float32 m, rings from the lowest
+  up, azimuths counter-clockwise from −180° (max_range where there is no return); an image (``camera``) its image,
+  (nrows, ncols, 3) uint8, row 0 at the top; an IMU sample (``imu``) (6,) float32: angular velocity (rad/s) then
+  linear acceleration (m/s²), sensor frame, then the orientation quaternion (x, y, z, w) when it measures one (10
+  values); sensors whose outputs are of other kinds (RGB-D, fix) cannot be observed;
 * ``"odometry"``: (5,) float32 — the wheel odometry's pose since the episode started (x, y m, yaw rad in [−π, π],
   in the frame of the start pose; noisy, it drifts) and the encoders' velocities (v m/s, ω rad/s);
 * ``"velocity"``: (2,) float32 — the encoders' (v m/s, ω rad/s) alone; bounded by twice the vehicle's
@@ -48,6 +49,7 @@ from gymnasium import spaces
 
 from mvsim_core.dynamics.controllers.base import Command, Family
 from mvsim_core.errors import MvsimError
+from mvsim_core.sensors.outputs import OutputKind, outputs_of
 
 if TYPE_CHECKING:
     from mvsim_core.objects.vehicles.base import Vehicle
@@ -67,8 +69,8 @@ INF = np.float32(np.inf)
 
 @dataclass(frozen=True)
 class SensorView:
-    """How one sensor class appears in observations: its space, and the array of an observation (None: nothing
-    measured yet)."""
+    """How a sensor with an output of one kind appears in observations: its space, and the array of an observation
+    (None: nothing measured yet)."""
 
     space: Callable[[Any], spaces.Box]
     read: Callable[[Any, Any], np.ndarray]
@@ -122,13 +124,27 @@ def _imu_read(s: Any, obs: Any) -> np.ndarray:
     return out
 
 
-SENSOR_VIEWS: dict[str, SensorView] = {
-    "laser": SensorView(_laser_space, _laser_read),
-    "lidar3d": SensorView(_lidar3d_space, _lidar3d_read),
-    "camera": SensorView(_camera_space, _camera_read),
-    "imu": SensorView(_imu_space, _imu_read),
+SENSOR_VIEWS: dict[OutputKind, SensorView] = {
+    OutputKind.SCAN: SensorView(_laser_space, _laser_read),
+    OutputKind.POINT_CLOUD: SensorView(_lidar3d_space, _lidar3d_read),
+    OutputKind.IMAGE: SensorView(_camera_space, _camera_read),
+    OutputKind.IMU: SensorView(_imu_space, _imu_read),
 }
-"""Sensor class (``xml_class``) -> its view; sensors of other classes cannot be observed here."""
+"""Output kind (:mod:`mvsim_core.sensors.outputs`) -> its view; a sensor is observed through its first output of a
+kind here; sensors with none cannot be observed."""
+
+OBSERVABLE_CLASSES = ("laser", "lidar3d", "camera", "imu")
+"""For messages only (what the error of an unobservable sensor suggests): the built-in sensor classes whose outputs
+have a view. Which sensors are observed is decided by their outputs' kinds, never by this list."""
+
+
+def sensor_view(sensor: Any) -> SensorView | None:
+    """The view of ``sensor``: that of its first output of a kind in :data:`SENSOR_VIEWS`; None when it has none."""
+    for o in outputs_of(sensor):
+        view = SENSOR_VIEWS.get(o.kind)
+        if view is not None:
+            return view
+    return None
 
 
 def wrap_angle(a: float) -> float:
@@ -183,13 +199,14 @@ class VehicleAgent:
         omega = lim.max_omega if math.isfinite(lim.max_omega) else lim.max_speed / MIN_TURN_RADIUS
         self._vel_bound = (VELOCITY_MARGIN * np.array([lim.max_speed, omega])).astype(np.float32)
         self._sensors: dict[str, Sensor] = {}
+        self._views: dict[str, SensorView] = {}
         self.keys = list(observations) if observations is not None else self._default_keys()
         if len(set(self.keys)) != len(self.keys):
             raise MvsimError(f"vehicle '{name}': an observation is named twice in {self.keys}")
         self.observation_spaces: dict[str, spaces.Box] = {k: self._space(k) for k in self.keys}
 
     def _default_keys(self) -> list[str]:
-        return [n for n, s in self.vehicle.sensors.items() if s.xml_class in SENSOR_VIEWS] + ["odometry"]
+        return [n for n, s in self.vehicle.sensors.items() if sensor_view(s) is not None] + ["odometry"]
 
     def _space(self, key: str) -> spaces.Box:
         v = self._vel_bound
@@ -202,15 +219,17 @@ class VehicleAgent:
             hi = np.array([INF, INF, np.pi], dtype=np.float32)
             return spaces.Box(-hi, hi, dtype=np.float32)
         sensor = self.vehicle.sensors.get(key)
-        if sensor is None or sensor.xml_class not in SENSOR_VIEWS:
-            usable = [n for n, s in self.vehicle.sensors.items() if s.xml_class in SENSOR_VIEWS]
+        view = sensor_view(sensor) if sensor is not None else None
+        if sensor is None or view is None:
+            usable = [n for n, s in self.vehicle.sensors.items() if sensor_view(s) is not None]
             what = (f"sensor '{key}' is of class {sensor.xml_class}, which cannot be observed" if sensor is not None
                     else f"no observation '{key}'")
             raise MvsimError(f"vehicle '{self.name}': {what}; observations: {', '.join([*usable, *BUILTIN_KEYS])} "
-                             f"(sensor classes {', '.join(SENSOR_VIEWS)})")
+                             f"(sensor classes {', '.join(OBSERVABLE_CLASSES)})")
         self._sensors[key] = sensor
+        self._views[key] = view
         sensor.want(READER)  # observed: sampled even where the world samples on demand
-        return SENSOR_VIEWS[sensor.xml_class].space(sensor)
+        return view.space(sensor)
 
     # ------------------------------------------------------------------ actions
     def command(self, action: Any) -> tuple[float, float]:
@@ -266,7 +285,7 @@ class VehicleAgent:
         for key in self.keys:
             sensor = self._sensors.get(key)
             if sensor is not None:
-                out[key] = SENSOR_VIEWS[sensor.xml_class].read(sensor, sensor.last)
+                out[key] = self._views[key].read(sensor, sensor.last)
             elif key == "pose":
                 x, y, _, yaw, _, _ = self.vehicle.pose
                 out[key] = np.array([x, y, wrap_angle(yaw)], dtype=np.float32)

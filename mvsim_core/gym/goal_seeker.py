@@ -28,6 +28,7 @@ import numpy as np
 
 from mvsim_core.errors import MvsimError
 from mvsim_core.gym.goal_reaching import vehicle_radius
+from mvsim_core.sensors.outputs import OutputKind, output_of
 
 
 class GoalSeeker:
@@ -60,7 +61,7 @@ class GoalSeeker:
             keys = list(base.observation_space.spaces)
         if "goal" not in keys:
             raise MvsimError("the goal seeker needs a 'goal' observation (the goal-reaching task's)")
-        lidars = [k for k in agent.keys if getattr(agent.vehicle.sensors.get(k), "xml_class", "") == "laser"]
+        lidars = [k for k in agent.keys if output_of(agent.vehicle.sensors.get(k), OutputKind.SCAN) is not None]
         if lidar is None and not lidars:
             raise MvsimError(f"the goal seeker needs a 2D lidar among the observations {keys}")
         self.key = lidar if lidar is not None else lidars[0]

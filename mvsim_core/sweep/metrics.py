@@ -8,8 +8,9 @@ Built-in (units in brackets):
   goal's ``tolerance`` (and, with a goal yaw, within ``yaw_tolerance`` of it); NaN when it never is.
 * ``collisions`` [count]: how many times the vehicle started touching something (a step where it touches and the
   step before it did not); 0 means it never touched anything.
-* ``min_obstacle_distance`` [m]: the shortest valid range of any scan of the vehicle's 2D lidars during the run
-  (from the lidar, not from the vehicle's outline; noise included); NaN when no scan hit anything.
+* ``min_obstacle_distance`` [m]: the shortest valid range of any scan of the vehicle's 2D lidars (its sensors with a
+  scan output) during the run (from the lidar, not from the vehicle's outline; noise included); NaN when no scan hit
+  anything.
 
 Custom: ``function(world, ctx)`` (:class:`~mvsim_core.sweep.context.RunContext`) called once after the last step; a
 number becomes column ``NAME``, a dict ``{KEY: value}`` columns ``NAME.KEY`` (numbers, text or bools).
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mvsim_core.sensors.outputs import OutputKind, output_of
 from mvsim_core.sweep.callables import resolve
 from mvsim_core.sweep.context import RunContext
 from mvsim_core.sweep.controllers import wrap_angle
@@ -107,16 +109,24 @@ class MinObstacleDistance(Metric):
     def __init__(self) -> None:
         self.min = math.inf
         self.stamps: dict[str, float] = {}
+        self.scans: dict[int, bool] = {}  # id of a sensor -> whether it has a scan output (looked up once)
 
     def on_step(self, world: World, ctx: RunContext) -> None:
         for name, s in _vehicle(ctx, "min_obstacle_distance").sensors.items():
             scan = s.last
-            if scan is None or getattr(s, "xml_class", "") != "laser" or self.stamps.get(name) == scan.stamp:
+            if scan is None or not self._is_scan(s) or self.stamps.get(name) == scan.stamp:
                 continue
             self.stamps[name] = scan.stamp
             hits = scan.ranges[scan.valid]
             if hits.size:
                 self.min = min(self.min, float(np.min(hits)))
+
+    def _is_scan(self, s: Any) -> bool:
+        """Whether sensor ``s`` puts out planar scans (its observations have ``ranges`` and ``valid``)."""
+        known = self.scans.get(id(s))
+        if known is None:
+            known = self.scans[id(s)] = output_of(s, OutputKind.SCAN) is not None
+        return known
 
     def result(self, world: World, ctx: RunContext) -> dict[str, Any]:
         return {"min_obstacle_distance": self.min if math.isfinite(self.min) else math.nan}

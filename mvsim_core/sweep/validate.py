@@ -9,6 +9,7 @@ Only the first run's values are loaded here; a value that breaks the world in a 
 
 from __future__ import annotations
 
+from mvsim_core.sensors.outputs import OutputKind, output_of
 from mvsim_core.sweep.callables import CallableError, resolve
 from mvsim_core.sweep.expand import expand
 from mvsim_core.sweep.spec import SpecError, SweepSpec
@@ -42,7 +43,7 @@ def check_against_world(spec: SweepSpec) -> None:
                          f"{spec.world.name} has no vehicle, and the {what} need one; add a <vehicle> to the world, "
                          f"or leave them out")
     if vehicle is not None and any(m.name == "min_obstacle_distance" and not m.function for m in spec.metrics):
-        if not any(getattr(s, "xml_class", "") == "laser" for s in vehicle.sensors.values()):
+        if not any(output_of(s, OutputKind.SCAN) is not None for s in vehicle.sensors.values()):
             line = next(m.line for m in spec.metrics if m.name == "min_obstacle_distance")
             raise SpecError(str(spec.path), line or spec.lines.get("metrics", 0),
                             f"metric min_obstacle_distance reads the 2D lidars of vehicle '{vehicle.name}', and it "
