@@ -4,15 +4,19 @@ Everything is in the world frame (m), ready for :class:`~mvsim_core.gui.gl_draw.
 is subtracted: points are (N, 3) float64 with (N, 4) uint8 RGBA colours; line segments are (2M, 3) float64 endpoint
 pairs with one colour per endpoint.
 
-* **Sensor points** — the latest observation of every 2D lidar (valid rays only, at the sensor pose of the scan) and
-  every 3D lidar (its returns), as upstream's viewer shows them (``<gui><show_sensor_points>``); a 2D lidar with
-  ``viz_visiblePoints`` draws its own (below) instead.
-* **2D lidar rays and points** — as upstream's scan view: with ``viz_visibleLines`` (its default) a segment from the
-  sensor origin to every valid return of the latest scan; with ``viz_visiblePoints`` the returns as points of
-  ``viz_pointSize`` px; both in ``viz_pointsColor`` (drawn opaque). (``viz_visiblePlane``, the translucent fan of the
-  scanned area, is not drawn.)
-* **Camera frusta** — for every ``camera`` and ``rgbd_camera`` (its depth camera), the four edges from the optical
-  centre to the image corners at :data:`FRUSTUM_DEPTH` m and the rectangle joining them, posed where the camera is now.
+Which sensors each overlay draws is decided by the kinds of their outputs (:mod:`mvsim_core.sensors.outputs`), the
+drawing by their observations' fields and ``viz_*`` parameters:
+
+* **Sensor points** — the latest observation of every sensor with a scan output (a 2D lidar: valid rays only, at the
+  sensor pose of the scan) and every one with a point cloud output (a 3D lidar: its returns), as upstream's viewer
+  shows them (``<gui><show_sensor_points>``); a 2D lidar with ``viz_visiblePoints`` draws its own (below) instead.
+* **2D lidar rays and points** — as upstream's scan view, for a sensor with a scan output: with ``viz_visibleLines``
+  (a 2D lidar's default) a segment from the sensor origin to every valid return of the latest scan; with
+  ``viz_visiblePoints`` the returns as points of ``viz_pointSize`` px; both in ``viz_pointsColor`` (drawn opaque).
+  (``viz_visiblePlane``, the translucent fan of the scanned area, is not drawn.)
+* **Camera frusta** — for every sensor with an image output (a ``camera``) and every one with an RGB-D output (an
+  ``rgbd_camera``: its depth camera), the four edges from the optical centre to the image corners at
+  :data:`FRUSTUM_DEPTH` m and the rectangle joining them, posed where the camera is now.
 * **Wheel forces** — for ``<gui><show_forces>``: at each wheel's contact point, the friction force the ground puts on
   the vehicle (N), drawn as a segment ``force_scale`` m/N long.
 """
@@ -46,13 +50,33 @@ def _to_world(pose: Any, local: np.ndarray) -> np.ndarray:
     return local @ r.T + p[:3]
 
 
-def drawn_sensors(world: Any) -> list[Any]:
-    """The sensors whose observations the sensor-point overlays draw (``<gui><show_sensor_points>``): every 2D and
-    3D lidar of the vehicles (their points, or a 2D lidar's own rays and points)."""
-    from mvsim_core.sensors.lidar2d import Lidar2D
-    from mvsim_core.sensors.lidar3d import Lidar3D
+def _kinds(sensor: Any) -> set[Any]:
+    """The kinds (``OutputKind``) of a sensor's outputs."""
+    from mvsim_core.sensors.outputs import outputs_of
 
-    return [s for v in world.vehicles.values() for s in v.sensors.values() if isinstance(s, (Lidar2D, Lidar3D))]
+    return {o.kind for o in outputs_of(sensor)}
+
+
+def _is_scan(sensor: Any) -> bool:
+    """Whether a sensor puts out planar scans (a 2D lidar)."""
+    from mvsim_core.sensors.outputs import OutputKind
+
+    return OutputKind.SCAN in _kinds(sensor)
+
+
+def _viz(sensor: Any, name: str) -> bool:
+    """A scan sensor's ``viz_*`` switch ``name`` (False for a sensor without that parameter)."""
+    params = getattr(sensor, "params", None)
+    return params is not None and name in params and bool(params[name])
+
+
+def drawn_sensors(world: Any) -> list[Any]:
+    """The sensors whose observations the sensor-point overlays draw (``<gui><show_sensor_points>``): every sensor of
+    the vehicles with a scan or point cloud output (their points, or a 2D lidar's own rays and points)."""
+    from mvsim_core.sensors.outputs import OutputKind
+
+    drawn = {OutputKind.SCAN, OutputKind.POINT_CLOUD}
+    return [s for v in world.vehicles.values() for s in v.sensors.values() if _kinds(s) & drawn]
 
 
 def sensor_points(world: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -87,8 +111,7 @@ def sensor_points(world: Any) -> tuple[np.ndarray, np.ndarray]:
 
 def _own_points(sensor: Any) -> bool:
     """A 2D lidar that draws its returns itself (``viz_visiblePoints``)."""
-    params = getattr(sensor, "params", None)
-    return params is not None and "viz_visiblePoints" in params and bool(params["viz_visiblePoints"])
+    return _viz(sensor, "viz_visiblePoints")
 
 
 def _scan_colour(sensor: Any) -> np.ndarray:
@@ -99,13 +122,11 @@ def _scan_colour(sensor: Any) -> np.ndarray:
 def lidar2d_points(world: Any) -> list[tuple[np.ndarray, np.ndarray, float]]:
     """Per 2D lidar with ``viz_visiblePoints`` on and a latest scan: its valid returns (N, 3) at the sensor pose of the
     scan (world frame, m), their colours (N, 4) and the point size ``viz_pointSize`` (px)."""
-    from mvsim_core.sensors.lidar2d import Lidar2D
-
     out = []
     for veh in world.vehicles.values():
         for s in veh.sensors.values():
             obs = getattr(s, "last", None)
-            if not isinstance(s, Lidar2D) or obs is None or not _own_points(s):
+            if obs is None or not _own_points(s) or not _is_scan(s):
                 continue
             ok = np.asarray(obs.valid, dtype=bool)
             r = np.asarray(obs.ranges, dtype=np.float64)[ok]
@@ -119,14 +140,12 @@ def lidar2d_points(world: Any) -> list[tuple[np.ndarray, np.ndarray, float]]:
 def lidar2d_rays(world: Any) -> tuple[np.ndarray, np.ndarray]:
     """Segments (2M, 3) and colours (2M, 4) from each 2D lidar (``viz_visibleLines`` on) to its latest valid
     returns, at the sensor pose of the scan (world frame, m)."""
-    from mvsim_core.sensors.lidar2d import Lidar2D
-
     segs: list[np.ndarray] = []
     cols: list[np.ndarray] = []
     for veh in world.vehicles.values():
         for s in veh.sensors.values():
             obs = getattr(s, "last", None)
-            if not isinstance(s, Lidar2D) or obs is None or not bool(s.params["viz_visibleLines"]):
+            if obs is None or not _viz(s, "viz_visibleLines") or not _is_scan(s):
                 continue
             ok = np.asarray(obs.valid, dtype=bool)
             r = np.asarray(obs.ranges, dtype=np.float64)[ok]
@@ -158,17 +177,24 @@ def frustum_segments(rot: np.ndarray, pos: np.ndarray, k: Any, depth: float = FR
 
 
 def camera_frusta(world: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Segments (2M, 3) and colours (2M, 4) of the frusta of every camera and RGB-D camera, posed now."""
-    from mvsim_core.sensors.camera import Camera
-    from mvsim_core.sensors.rgbd_camera import OPTICAL_WRT_SENSOR, RgbdCamera
+    """Segments (2M, 3) and colours (2M, 4) of the frusta of every sensor with an image output (a camera: its image)
+    or an RGB-D output (an RGB-D camera: its depth camera, in its optical frame), posed now."""
+    from mvsim_core.sensors.outputs import OutputKind
+    from mvsim_core.sensors.rgbd_camera import OPTICAL_WRT_SENSOR
 
-    cams = [s for v in world.vehicles.values() for s in v.sensors.values() if isinstance(s, (Camera, RgbdCamera))]
+    cams, rgbd = [], []
+    for v in world.vehicles.values():
+        for s in v.sensors.values():
+            kinds = _kinds(s)
+            if OutputKind.IMAGE in kinds or OutputKind.RGBD in kinds:
+                cams.append(s)
+                rgbd.append(OutputKind.RGBD in kinds)
     if not cams:
         return _EMPTY_POINTS
     rot, pos = world.sensor_poses(cams)
     segs = []
     for i, s in enumerate(cams):
-        if isinstance(s, RgbdCamera):
+        if rgbd[i]:
             segs.append(frustum_segments(rot[i] @ OPTICAL_WRT_SENSOR, pos[i], s.depth_intrinsics))
         else:
             segs.append(frustum_segments(rot[i], pos[i], s.intrinsics))
