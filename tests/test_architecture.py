@@ -8,6 +8,7 @@ the same command on an unmodified copy: every contract must be kept.
 
 from __future__ import annotations
 
+import ast
 import configparser
 import os
 import re
@@ -110,3 +111,149 @@ def test_untouched_tree(tree: Path) -> None:
     for contract in CONTRACTS:
         r = _lint_imports(tree, contract)
         assert r.returncode == 0 and "KEPT" in r.stdout, r.stdout + r.stderr
+
+
+# ---------------------------------------------------------------------- adapters encode output kinds (issue 33)
+ADAPTERS = ("mvsim_ros2/*.py", "mvsim_core/comms/world_comms.py", "mvsim_core/comms/foxglove_view.py",
+            "mvsim_core/io/mcap_recorder.py", "mvsim_core/gym/*.py", "mvsim_core/sweep/*.py", "mvsim_core/gui/*.py")
+"""The modules that turn sensor data into something else (messages, records, observations, metrics, drawings): each
+keeps one encoder per output kind (:mod:`mvsim_core.sensors.outputs`), never one per sensor class."""
+BUILTIN_SENSOR_CLASSES = frozenset({"Lidar2D", "Lidar3D", "Camera", "RgbdCamera", "Imu", "Gnss"})
+
+
+def sensor_class_names() -> frozenset[str]:
+    """The names an adapter may not use: the built-in sensor classes, every class of ``Sensor.registry`` and every
+    subclass of ``Sensor`` defined in ``mvsim_core`` (the base ``Sensor`` itself is fine: a type hint)."""
+    import mvsim_core.sensors
+    from mvsim_core.sensors import Sensor
+
+    found: set[str] = set(BUILTIN_SENSOR_CLASSES) | {c.__name__ for c in Sensor.registry.values()}
+    todo = list(Sensor.__subclasses__())
+    while todo:
+        c = todo.pop()
+        todo += c.__subclasses__()
+        if c.__module__.startswith(mvsim_core.sensors.__name__):
+            found.add(c.__name__)
+    return frozenset(found)
+
+
+def _is_xml_class(node: ast.AST, held: frozenset[str] = frozenset()) -> bool:
+    """``x.xml_class``, ``getattr(x, "xml_class"...)``, ``sensor_xml_class(x)`` or a variable of ``held`` (assigned
+    one of those): a sensor's class name."""
+    if isinstance(node, ast.Name):
+        return node.id in held
+    if isinstance(node, ast.Attribute):
+        return node.attr == "xml_class"
+    if isinstance(node, ast.Call):
+        f = node.func
+        name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+        if name == "sensor_xml_class":
+            return True
+        return (name == "getattr" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
+                and node.args[1].value == "xml_class")
+    return False
+
+
+SENSORS_PACKAGE = "mvsim_core.sensors"
+
+
+def _dotted(node: ast.AST) -> str:
+    """``a.b.c`` of a chain of attributes on a name ("" for anything else)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else ""
+    return ""
+
+
+def _in_sensors(module: str) -> bool:
+    return module == SENSORS_PACKAGE or module.startswith(SENSORS_PACKAGE + ".")
+
+
+def class_switches(source: str, path: str, names: frozenset[str]) -> list[str]:
+    """``path:line: what`` for every place of ``source`` that names a sensor class of ``names`` (imports it from
+    ``mvsim_core.sensors``, uses such a name, or reaches it as an attribute of a sensors module) or switches on a
+    sensor's ``xml_class`` (compares it, tests membership, indexes a table by it, matches on it). A name imported
+    from elsewhere is another thing (``sensor_msgs.msg.Imu`` is a ROS message); strings and f-strings are not looked
+    at: a message may say the class."""
+    tree = ast.parse(source, filename=path)
+    foreign: set[str] = set()  # names bound by imports from outside mvsim_core.sensors
+    modules: set[str] = set()  # local names of mvsim_core.sensors modules
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            for a in node.names:
+                local = a.asname or a.name
+                if not _in_sensors(module):
+                    foreign.add(local)
+                elif a.name in names:
+                    out.append(f"{path}:{node.lineno}: imports sensor class {a.name}")
+                else:
+                    modules.add(local)  # a module (or a helper) of the sensors package
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname and _in_sensors(a.name):
+                    modules.add(a.asname)
+    held = frozenset(t.id for node in ast.walk(tree) if isinstance(node, ast.Assign) and _is_xml_class(node.value)
+                     for t in node.targets if isinstance(t, ast.Name))  # cls = sensor.xml_class
+    for node in ast.walk(tree):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Name) and node.id in names and node.id not in foreign:
+            out.append(f"{path}:{line}: names sensor class {node.id}")
+        elif isinstance(node, ast.Attribute) and node.attr in names:
+            base = _dotted(node.value)
+            if _in_sensors(base) or base.split(".", 1)[0] in modules:
+                out.append(f"{path}:{line}: names sensor class {node.attr}")
+        elif isinstance(node, ast.Compare) and any(_is_xml_class(x, held) for x in (node.left, *node.comparators)):
+            out.append(f"{path}:{line}: compares xml_class")
+        elif isinstance(node, ast.Subscript) and _is_xml_class(node.slice, held):
+            out.append(f"{path}:{line}: indexes a table by xml_class")
+        elif isinstance(node, ast.Match) and _is_xml_class(node.subject, held):
+            out.append(f"{path}:{line}: matches on xml_class")
+    return sorted(set(out), key=lambda s: (s.rsplit(":", 2)[0], int(s.rsplit(":", 2)[1])))
+
+
+def _adapter_files() -> list[Path]:
+    return sorted({p for pattern in ADAPTERS for p in REPO.glob(pattern)})
+
+
+def test_adapters_encode_output_kinds_not_sensor_classes() -> None:
+    """No adapter names a sensor class or switches on ``xml_class``: a new sensor of an existing output kind needs
+    its own file only (README, *Adding a sensor*)."""
+    names = sensor_class_names()
+    files = _adapter_files()
+    assert any(p.parent.name == "mvsim_ros2" for p in files) and len(files) > 20, files
+    found = [f for p in files for f in class_switches(p.read_text(), str(p.relative_to(REPO)), names)]
+    assert not found, "adapters that know sensor classes:\n" + "\n".join(found)
+
+
+def test_the_class_check_catches_a_planted_class_name(tmp_path: Path) -> None:
+    """A copy of an adapter with an ``isinstance(s, Lidar2D)`` planted in it is reported at that line; so are an
+    import of a sensor class and a comparison of ``xml_class``."""
+    names = sensor_class_names()
+    assert {"Lidar2D", "RgbdCamera", "Gnss"} <= names
+    src = (REPO / "mvsim_core/comms/foxglove_view.py").read_text()
+    planted = src + ("\n\ndef _probe(s):\n"
+                     "    from mvsim_core.sensors import Lidar2D\n"
+                     "    if isinstance(s, Lidar2D):\n"
+                     "        return 1\n"
+                     "    return 2 if s.xml_class == 'imu' else getattr(s, 'xml_class', '') in ('gnss',)\n")
+    copy = tmp_path / "foxglove_view.py"
+    copy.write_text(planted)
+    n = planted.splitlines().index("def _probe(s):") + 1
+    found = class_switches(copy.read_text(), str(copy), names)
+    assert found == [f"{copy}:{n + 1}: imports sensor class Lidar2D",
+                     f"{copy}:{n + 2}: names sensor class Lidar2D",
+                     f"{copy}:{n + 4}: compares xml_class"], found
+    assert class_switches(src, "foxglove_view.py", names) == []  # the adapter as it is: clean
+    table = "VIEWS = {}\n\ndef read(s):\n    return VIEWS[s.xml_class]\n"
+    assert class_switches(table, "t.py", names) == ["t.py:4: indexes a table by xml_class"]
+    via_module = "import mvsim_core.sensors.camera as cam\n\nx = cam.Camera\ny = mvsim_core.sensors.Gnss\n"
+    assert class_switches(via_module, "m.py", names) == ["m.py:3: names sensor class Camera",
+                                                          "m.py:4: names sensor class Gnss"]
+    held = "def f(s):\n    cls = s.xml_class\n    return cls == 'laser'\n"
+    assert class_switches(held, "h.py", names) == ["h.py:3: compares xml_class"]
+    ros = "from sensor_msgs.msg import Imu\n\nmsg = Imu()\n"  # a ROS message of the same name: not a sensor class
+    assert class_switches(ros, "r.py", names) == []
