@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from mvsim_core import arguments as arg
-from mvsim_core.errors import ArgumentValueError
 from mvsim_core.geometry.extent import Extent, posed, prism_corners
+from mvsim_core.objects.track import checked_track
 from mvsim_core.objects.visual import Visual, parse_visuals
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.node import XmlNode
@@ -85,15 +85,7 @@ class Actor:
             ArgumentTypeError: ``physics`` is no Physics, ``k`` no integer.
             ArgumentValueError: ``k`` is no row of ``physics.anim_poses``.
         """
-        from mvsim_core.dynamics.physics import Physics
-
-        own = f"actor '{self.name}'"
-        arg.instance("attach_track", "physics", physics, Physics, "a Physics", own)
-        k = arg.integer("attach_track", "k", k, minimum=0, owner=own)
-        if k >= len(physics.anim_poses):
-            rows = len(physics.anim_poses)
-            raise ArgumentValueError("attach_track", "k", f"a row of the physics' tracks (< {rows}), not {k}", own)
-        self._track = (physics, k)
+        self._track = checked_track(physics, k, f"actor '{self.name}'")
 
     def detach_track(self) -> None:
         """Stop following a track (the object left the world, or the physics was rebuilt without it)."""

@@ -28,6 +28,7 @@ import pytest
 import mvsim_core as mv
 from mvsim_core.objects.vehicles.base import Vehicle
 from mvsim_core.world import Spawn
+from tests.fuzz.api_fuzzer import RAW_WORLD  # the same world of raw and front_steer_pid controllers
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -83,23 +84,6 @@ def may_accept(method: str, param: str, label: str) -> bool:
 BLOCK = ('<block><mass>2</mass><init_pose>30 30 0</init_pose>'
          '<shape><pt>-0.2 -0.2</pt><pt>0.2 -0.2</pt><pt>0.2 0.2</pt><pt>-0.2 0.2</pt></shape></block>')
 
-RAW_WORLD = """<mvsim_world version="1.0">
-  <simul_timestep>0.005</simul_timestep>
-  <vehicle name="raw1">
-    <init_pose>0 0 0</init_pose>
-    <dynamics class="differential"><controller class="raw"/></dynamics>
-    <include file="{defs}/lidar2d.sensor.xml" name="laser1" x="0.25" z="0.45"/>
-  </vehicle>
-  <vehicle name="car1">
-    <init_pose>-6 5 0</init_pose>
-    <dynamics class="ackermann"><controller class="front_steer_pid"/></dynamics>
-  </vehicle>
-  <block name="box1">
-    <mass>5</mass> <init_pose>1.2 0 0</init_pose>
-    <shape><pt>-0.2 -0.3</pt><pt>0.2 -0.3</pt><pt>0.2 0.3</pt><pt>-0.2 0.3</pt></shape>
-  </block>
-</mvsim_world>
-"""
 
 WORLDS = ["greenhouse", "moving", "raw"]
 
