@@ -47,7 +47,7 @@ setup(
         "embreex>=4.4",  # Intel Embree: rays against static mesh models (a wheel that bundles the library)
         "foxglove-sdk>=0.30",  # the live Foxglove view (mvsim launch --foxglove); imported only when it is asked for
         "networkx>=3",
-        "box2d>=2.3.10",
+        "box2d==2.3.10",  # exact: box2d_raw / box2d_state / collision_flags read its struct offsets (a test checks)
         "numba>=0.60",
         "pyzmq>=26",  # the ZMQ interface (mvsim_core.comms); imported only when a server or client is used
         "protobuf>=4.25,<8",  # its messages; the committed *_pb2 code (Debian protoc 3.21) loads on 4.25 .. 7.x
