@@ -81,7 +81,7 @@ def _prism(footprint: np.ndarray, z0: float, z1: float, color: Any, pose: Any = 
     """A TriangleListPrimitive of the prism footprint × [z0, z1] (m), at ``pose`` in the entity's frame."""
     from foxglove.messages import Color, Point3, TriangleListPrimitive
 
-    from mvsim_core.sensors.render.scene_geometry import prism_triangles
+    from mvsim_core.sensors.render.mesh_primitives import prism_triangles
 
     tris = prism_triangles(np.asarray(footprint, dtype=np.float64), float(z0), float(z1)).reshape(-1, 3)
     c = [float(v) / 255.0 for v in list(color)[:3]] + [1.0]

@@ -7,7 +7,7 @@ product ``(b - a) x (c - a)`` (m², twice the signed area of triangle abc) is > 
 as lists or arrays of vertex indices into the polygon they came from.
 
 Users: the Box2D fixtures of footprints (:mod:`mvsim_core.dynamics.convex_pieces`), footprint parsing
-(:mod:`mvsim_core.objects.block`) and the drawn prisms (:mod:`mvsim_core.sensors.render.scene_geometry`).
+(:mod:`mvsim_core.objects.block`) and the drawn prisms (:mod:`mvsim_core.sensors.render.mesh_primitives`).
 """
 
 from __future__ import annotations

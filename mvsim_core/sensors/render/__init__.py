@@ -3,6 +3,8 @@
 Layers, from GL-free to GL:
 
 * :mod:`.camera_model` — pinhole projection, the optical frame and the matrices a renderer needs (numpy only);
+* :mod:`.mesh_primitives` — the drawable parts (prisms, cylinders, height fields, lines, points, textures; numpy
+  only);
 * :mod:`.scene_geometry` — the world as triangle meshes, lines and points, each attached to a *node* (the static
   world, a vehicle body, a wheel, a block, an actor) whose pose is read from the simulation at every frame
   (numpy only; the viewer can reuse it);
@@ -11,5 +13,6 @@ Layers, from GL-free to GL:
 * :mod:`.renderer` — uploads a :class:`~.scene_geometry.SceneGeometry` once and renders colour + exact depth images
   from any pinhole camera pose.
 
-Importing this package (or :mod:`.scene_geometry`, :mod:`.camera_model`) never imports OpenGL.
+Importing this package (or :mod:`.scene_geometry`, :mod:`.mesh_primitives`, :mod:`.camera_model`) never imports
+OpenGL.
 """

@@ -50,7 +50,8 @@ from mvsim_core.sensors.render.looks import (
     shadow_extension,
     skybox_faces,
 )
-from mvsim_core.sensors.render.scene_geometry import PackedScene, SceneGeometry, TextureImage
+from mvsim_core.sensors.render.mesh_primitives import TextureImage
+from mvsim_core.sensors.render.scene_geometry import PackedScene, SceneGeometry
 
 BACKGROUND: tuple[int, int, int] = (153, 153, 153)
 """Colour (RGB 0..255) of pixels that see nothing (MRPT's default viewport background, 0.6 grey)."""
