@@ -10,13 +10,20 @@ ignores the module (the JIT serves it) until the next build.
 
     python -m mvsim_core.aot [--if-stale] [--record FILE ...]
 
-``--if-stale`` builds only when the sources or the signature list changed since the last build. ``--record`` merges
-signature files written by ``MVSIM_JIT_RECORD`` into the list first (deduplicated, sorted).
+``--if-stale`` builds only when the sources or the signature list changed since the last build (and names the kernel
+modules whose built code is out of date, :func:`stale_modules`). ``--record`` merges signature files written by
+``MVSIM_JIT_RECORD`` into the list first (deduplicated, sorted).
+
+Besides the package stamp, ``_aot.json`` records per kernel module the stamp of the files its built code depends on
+(``modules``: its own source and every package module it imports, transitively, :func:`module_closures`): built code
+inlines its callees and freezes the module constants it reads, so those files are what must be unchanged for it to
+hold. A process still uses the module only when the whole package is unchanged (see :mod:`mvsim_core.jit`).
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import hashlib
 import importlib
 import json
@@ -85,6 +92,75 @@ def is_stale() -> bool:
     return meta is None or meta.get("stamp") != jit._STAMP or meta.get("signatures") != _signatures_hash()
 
 
+def _module_name(rel: str) -> str:
+    """``mvsim_core.a.b`` of the package file ``a/b.py`` (``a/__init__.py``: ``mvsim_core.a``)."""
+    parts = rel[:-3].split("/")
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join([PACKAGE_DIR.name, *parts])
+
+
+def _imports(name: str, tree: ast.AST, is_package: bool) -> set[str]:
+    """The package modules the module ``name`` imports by name (absolute or relative); a ``from m import x`` counts
+    ``m`` and ``m.x`` (one of them is a module)."""
+    top = PACKAGE_DIR.name
+    here = name.split(".") if is_package else name.split(".")[:-1]
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = here[:len(here) - node.level + 1] if node.level else []
+            mod = ".".join([*base, *(node.module.split(".") if node.module else [])])
+            out.add(mod)
+            out.update(f"{mod}.{a.name}" for a in node.names)
+    return {m for m in out if m == top or m.startswith(top + ".")}
+
+
+def module_closures(package_dir: Path | None = None) -> dict[str, list[str]]:
+    """Per module of the package (``mvsim_core.a.b``), the package files (relative POSIX paths) its code may read:
+    its own and those of every package module it imports, transitively (parsed, not imported)."""
+    root = PACKAGE_DIR if package_dir is None else package_dir
+    files = {(rel := p.relative_to(root).as_posix()): p for p in root.rglob("*.py") if "__pycache__" not in p.parts}
+    by_name = {_module_name(rel): rel for rel in files}
+    direct: dict[str, set[str]] = {}
+    for rel, path in files.items():
+        name = _module_name(rel)
+        direct[name] = {m for m in _imports(name, ast.parse(path.read_text()), rel.endswith("__init__.py"))
+                        if m in by_name}
+    out: dict[str, list[str]] = {}
+    for name in by_name:
+        seen, stack = {name}, [name]
+        while stack:
+            for dep in direct[stack.pop()] - seen:
+                seen.add(dep)
+                stack.append(dep)
+        out[name] = sorted(by_name[m] for m in seen)
+    return out
+
+
+def module_stamps(modules: list[str]) -> dict[str, dict]:
+    """``{"files": [...], "stamp": ...}`` per module of ``modules``: the files of :func:`module_closures` and
+    :func:`~mvsim_core.jit.files_stamp` over them now."""
+    from mvsim_core import jit
+
+    closures, stamps = module_closures(), jit.file_stamps()
+    return {m: {"files": closures.get(m, []), "stamp": jit.files_stamp(stamps, closures.get(m, []))}
+            for m in sorted(modules)}
+
+
+def stale_modules(meta: dict | None = None) -> list[str] | None:
+    """The kernel modules whose built code is out of date (a file of theirs changed since the build), sorted; None
+    when the build recorded no per-module stamps (or there is no build)."""
+    from mvsim_core import jit
+
+    meta = jit.aot_meta() if meta is None else meta
+    if meta is None or not isinstance(meta.get("modules"), dict):
+        return None
+    stamps = jit.file_stamps()
+    return sorted(m for m, rec in meta["modules"].items() if jit.files_stamp(stamps, rec["files"]) != rec["stamp"])
+
+
 def build(verbose: bool = True) -> dict:
     """Compile every kernel with one recorded signature (up to array layouts); returns the metadata written to
     ``_aot.json``."""
@@ -129,7 +205,7 @@ def build(verbose: bool = True) -> dict:
         shutil.move(str(f), PACKAGE_DIR / f.name)
     built.rmdir()
     meta = {"stamp": jit._STAMP, "signatures": _signatures_hash(), "cpu": cc.target_cpu, "exports": exports,
-            "skipped": skipped}
+            "skipped": skipped, "modules": module_stamps([key.split(":", 1)[0] for key in exports])}
     jit.AOT_META.write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
     if verbose:
         print(f"mvsim_core._aot: {len(exports)} kernels compiled for {cc.target_cpu} in "
@@ -147,6 +223,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.if_stale and not is_stale():
         print("mvsim_core._aot: up to date")
         return 0
+    if a.if_stale and (stale := stale_modules()):
+        print(f"mvsim_core._aot: built code out of date in {', '.join(stale)}")
     build()
     return 0
 

@@ -46,12 +46,11 @@ AOT_META = _PACKAGE_DIR / "_aot.json"
 """What the ahead-of-time build wrote beside its extension module: the source stamp and the exports."""
 
 
-def package_stamp() -> str:
-    """SHA-256 over the path, size and modification time of every ``.py`` file of the package: any edit (or
-    checkout) changes it, at the cost of a ``stat`` per file instead of reading them all."""
-    h = hashlib.sha256()
+def file_stamps() -> dict[str, str]:
+    """``"size mtime_ns"`` of every ``.py`` file of the package, by path relative to it (POSIX): a ``stat`` per
+    file, no reads."""
     stack = [_PACKAGE_DIR]
-    files = []
+    files: dict[str, str] = {}
     while stack:
         with os.scandir(stack.pop()) as it:
             for entry in it:
@@ -59,11 +58,23 @@ def package_stamp() -> str:
                     stack.append(Path(entry.path))
                 elif entry.name.endswith(".py"):
                     st = entry.stat()
-                    files.append(f"{Path(entry.path).relative_to(_PACKAGE_DIR).as_posix()} {st.st_size} "
-                                 f"{st.st_mtime_ns}")
-    for line in sorted(files):
-        h.update(line.encode() + b"\n")
+                    files[Path(entry.path).relative_to(_PACKAGE_DIR).as_posix()] = f"{st.st_size} {st.st_mtime_ns}"
+    return files
+
+
+def files_stamp(stamps: dict[str, str], paths: Any = None) -> str:
+    """SHA-256 over the path, size and modification time of the files ``paths`` (all of ``stamps`` when None; a
+    path missing from ``stamps`` counts as the word ``missing``)."""
+    h = hashlib.sha256()
+    for path in sorted(stamps if paths is None else paths):
+        h.update(f"{path} {stamps.get(path, 'missing')}".encode() + b"\n")
     return h.hexdigest()
+
+
+def package_stamp() -> str:
+    """SHA-256 over the path, size and modification time of every ``.py`` file of the package: any edit (or
+    checkout) changes it, at the cost of a ``stat`` per file instead of reading them all."""
+    return files_stamp(file_stamps())
 
 
 _STAMP = package_stamp()

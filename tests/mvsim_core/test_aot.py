@@ -175,3 +175,31 @@ def test_package_stamp_changes_with_any_source_file(tmp_path, monkeypatch):
     assert jit.package_stamp() == first
     os.utime(pkg / "sub" / "b.py", ns=(1, 1))
     assert jit.package_stamp() != first
+
+
+def test_module_closures_follow_package_imports_transitively(tmp_path):
+    pkg = tmp_path / "mvsim_core"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "jit.py").write_text("import os\n")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "a.py").write_text("from mvsim_core.jit import njit\nfrom . import b\n")
+    (pkg / "sub" / "b.py").write_text("from ..c import K\nimport numpy\n")
+    (pkg / "c.py").write_text("K = 1\n")
+    (pkg / "d.py").write_text("import mvsim_core.sub.a\n")
+    closures = aot.module_closures(pkg)
+    assert closures["mvsim_core.sub.a"] == ["c.py", "jit.py", "sub/__init__.py", "sub/a.py", "sub/b.py"]
+    assert closures["mvsim_core.sub.b"] == ["c.py", "sub/b.py"]
+    assert closures["mvsim_core.c"] == ["c.py"]
+    assert closures["mvsim_core.d"] == ["c.py", "d.py", "jit.py", "sub/__init__.py", "sub/a.py", "sub/b.py"]
+
+
+def test_stale_modules_names_the_kernel_modules_whose_files_changed():
+    mods = ["mvsim_core.dynamics.kinematic_drive", "mvsim_core.dynamics.box2d_raw"]
+    meta = {"modules": aot.module_stamps(mods)}
+    assert meta["modules"]["mvsim_core.dynamics.kinematic_drive"]["files"] == [
+        "dynamics/box2d_raw.py", "dynamics/keyframes.py", "dynamics/kinematic_drive.py", "jit.py"]
+    assert aot.stale_modules(meta) == []
+    meta["modules"]["mvsim_core.dynamics.box2d_raw"]["stamp"] = "0" * 64  # built before box2d_raw.py changed
+    assert aot.stale_modules(meta) == ["mvsim_core.dynamics.box2d_raw"]
+    assert aot.stale_modules({"stamp": "0" * 64}) is None  # a build without per-module stamps
