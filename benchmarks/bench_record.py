@@ -1,5 +1,5 @@
 """Benchmark: sim-s/s of demo_many_robots (25 robots, 25 lidars) as fast as possible, with and without recording every
-topic to MCAP (mvsim_core.io.mcap_recorder), and the file size per simulated minute. Each case runs in a fresh
+topic to MCAP (mvsim_core.record.mcap_recorder), and the file size per simulated minute. Each case runs in a fresh
 process; the warm-up (load, numba compilation, 0.5 s of simulation) is outside the timing.
 
     .venv/bin/python benchmarks/bench_record.py [--seconds S]
@@ -25,7 +25,7 @@ WORLD = SHARED / "worlds/mvsim_tutorial/demo_many_robots.world.xml"
 def one(record: bool, seconds: float) -> dict:
     """Run in this process: {'rate': sim-s/s, 'mb_per_min': MB per simulated minute or 0}."""
     import mvsim_core as mv
-    from mvsim_core.io.mcap_recorder import Recorder
+    from mvsim_core.record.mcap_recorder import Recorder
 
     world = mv.load_world(WORLD).start()
     path = Path(tempfile.mkdtemp()) / "bench.mcap"

@@ -514,8 +514,8 @@ def _start_foxglove(world, args: argparse.Namespace):
 
 
 def _start_recorder(world: World, args: argparse.Namespace) -> Any:
-    """The MCAP recorder of ``--record`` (:mod:`mvsim_core.io.mcap_recorder`) on the started ``world``."""
-    from mvsim_core.io.mcap_recorder import Recorder
+    """The MCAP recorder of ``--record`` (:mod:`mvsim_core.record.mcap_recorder`) on the started ``world``."""
+    from mvsim_core.record.mcap_recorder import Recorder
 
     rates: dict[str, float] = {}
     for item in args.record_rate:
@@ -787,7 +787,8 @@ def cmd_service_call(args: argparse.Namespace) -> int:
 def cmd_trajectory(args: argparse.Namespace) -> int:
     """Drive one vehicle through ``--schedule`` and write the samples (:mod:`mvsim_core.io.trajectory_csv`): 0; a bad
     schedule, world, vehicle name or output path: one line, 2."""
-    from mvsim_core.io.trajectory_csv import TrajectoryFileError, parse_schedule, record_schedule, write_trajectory
+    from mvsim_core.io.trajectory_csv import TrajectoryFileError, parse_schedule, write_trajectory
+    from mvsim_core.record.schedule_run import record_schedule
 
     try:
         schedule = parse_schedule(args.schedule)

@@ -538,9 +538,9 @@ class MvsimNode(Node):
         self.published += 1
 
     def _start_recorder(self) -> Any:
-        """The MCAP recorder of the ``record`` parameter (:mod:`mvsim_core.io.mcap_recorder`), named and timed as
+        """The MCAP recorder of the ``record`` parameter (:mod:`mvsim_core.record.mcap_recorder`), named and timed as
         this node publishes."""
-        from mvsim_core.io.mcap_recorder import Recorder, RosLayout
+        from mvsim_core.record.mcap_recorder import Recorder, RosLayout
 
         o = self.opts
         layout = RosLayout(world_frame=o.world_frame_id, period_tf=self.tf_period,

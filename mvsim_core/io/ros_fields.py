@@ -1,8 +1,9 @@
 """The ROS message rules, once: the field values of the ROS sensor messages, for every encoder of them.
 
-The ROS node (:mod:`mvsim_ros2.conversions`, rclpy messages) and the MCAP recorder (:mod:`mvsim_core.io.mcap_recorder`,
-its own CDR encoder :mod:`mvsim_core.io.ros2_cdr`) write the same messages; what goes into their fields is decided
-here, in plain Python and numpy (no ROS import), and each encoder only copies the values into its message:
+The ROS node (:mod:`mvsim_ros2.conversions`, rclpy messages) and the MCAP recorder
+(:mod:`mvsim_core.record.mcap_recorder`, its own CDR encoder :mod:`mvsim_core.io.ros2_cdr`) write the same messages;
+what goes into their fields is decided here, in plain Python and numpy (no ROS import), and each encoder only copies
+the values into its message:
 
 * ``sensor_msgs/LaserScan``: REP 117 ranges (:func:`scan_ranges`: no return = ``+inf``, closer than ``range_min`` =
   ``-inf``) and the range limits (:func:`scan_range_limits`);

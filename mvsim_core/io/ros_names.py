@@ -1,5 +1,5 @@
 """ROS 2 topic and frame names of a simulation: the one source of truth for the ROS node (:mod:`mvsim_ros2.naming`
-re-exports these) and for the MCAP recorder (:mod:`mvsim_core.io.mcap_recorder`), so that both write the same names.
+re-exports these) and for the MCAP recorder (:mod:`mvsim_core.record.mcap_recorder`), so that both write the same names.
 
 Naming (upstream's rule): with exactly one vehicle, its topics have no prefix (``odom``, ``tf``, ``laser1``) unless
 ``force_publish_vehicle_namespace`` is set; otherwise every vehicle topic is ``<V>/<name>``, including ``<V>/tf`` and

@@ -10,9 +10,10 @@ sample with :data:`COLUMNS` followed by ``wheel_w0 … wheel_w<n−1>``:
 * ``cmd_v cmd_w``: the twist commanded (m/s, rad/s); ``wheel_w<i>``: each wheel's spin (rad/s) in the wheel order of
   its dynamics class.
 
-:func:`record_schedule` drives a vehicle of a loaded world through a schedule and returns such rows, so that our runs
-and the C++ recordings can be compared file to file (``mvsim trajectory`` writes them, ``mvsim plot-trajectory``
-overlays two). :func:`read_trajectory` also reads the pose logs of :mod:`.csv_logger` (``Timestamp q0x q1y … q3yaw``).
+:func:`mvsim_core.record.schedule_run.record_schedule` drives a vehicle of a loaded world through a schedule and
+returns such rows, so that our runs and the C++ recordings can be compared file to file (``mvsim trajectory`` writes
+them, ``mvsim plot-trajectory`` overlays two). :func:`read_trajectory` also reads the pose logs of
+:mod:`.csv_logger` (``Timestamp q0x q1y … q3yaw``).
 
 A schedule is ``t_end,vx,wz;t_end,vx,wz;…`` with absolute end times in s, vx in m/s and wz in rad/s, as in the
 recordings' ``cases.txt``: ``3,1.0,0;9,1.0,0.2`` drives 1 m/s straight until t = 3 s, then 1 m/s at 0.2 rad/s until
@@ -25,7 +26,7 @@ import csv
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -97,43 +98,10 @@ def schedule_command(schedule: Schedule, t: float) -> tuple[float, float]:
     return schedule[-1][1], schedule[-1][2]
 
 
-def record_schedule(world: Any, vehicle: str, schedule: Schedule, *, duration: float | None = None,
-                    period: float = 0.1) -> tuple[list[str], list[list[float]]]:
-    """Drive ``vehicle`` of ``world`` (a loaded :class:`mvsim_core.world.World`) through ``schedule``, its twist set
-    before every physics step, and sample it every ``period`` s from t = 0 until ``duration`` (default: the
-    schedule's last end time), as the C++ recordings were made.
-
-    Returns:
-        (header, rows): :data:`COLUMNS` plus ``wheel_w<i>``, and one row of floats per sample (``cmd_v cmd_w``: the
-        twist of the last step taken, 0 at t = 0).
-    """
-    if not (period > 0.0 and math.isfinite(period)):
-        raise ValueError(f"the sampling period must be a positive number of seconds (got {period!r})")
-    v = world.vehicles[vehicle]
-    world.start()
-    end = schedule[-1][0] if duration is None else duration
-    header = [*COLUMNS, *(f"wheel_w{i}" for i in range(len(v.wheels)))]
-    rows = []
-    cmd = (0.0, 0.0)  # no command yet at t = 0, as in the recordings
-    n = int(math.floor(end / period + 1e-9))
-    for k in range(n + 1):
-        t_sample = k * period
-        while world.time < t_sample - 1e-9:
-            cmd = schedule_command(schedule, world.time)
-            v.set_twist(cmd[0], 0.0, cmd[1])
-            world.step()
-        x, y, z, yaw, pitch, roll = v.pose
-        vx, vy, w = v.twist
-        c, s = math.cos(yaw), math.sin(yaw)
-        ovx, ovy, ow = v.odometry_velocity()
-        rows.append([world.time, x, y, z, yaw, pitch, roll, vx, vy, w, c * vx - s * vy, s * vx + c * vy, w,
-                     ovx, ovy, ow, cmd[0], cmd[1], *(float(o) for o in v.omega)])
-    return header, rows
-
-
 def write_trajectory(path: str | Path, header: Sequence[str], rows: Sequence[Sequence[float]]) -> None:
-    """Write ``rows`` (laid out as :func:`record_schedule` returns them) under ``header`` as CSV, with the C++
-    recordings' decimals: 4 for times and commands, 9 for poses and velocities, 6 for wheel spins."""
+    """Write ``rows`` (laid out as :func:`mvsim_core.record.schedule_run.record_schedule` returns them) under
+    ``header`` as CSV, with the C++ recordings' decimals: 4 for times and commands, 9 for poses and velocities, 6 for
+    wheel spins."""
     with open(path, "w", newline="", encoding="ascii") as f:
         f.write(",".join(header) + "\n")
         for r in rows:

@@ -149,7 +149,7 @@ def _periodic_fields(x: np.ndarray, y: np.ndarray, z: np.ndarray, yaw: np.ndarra
 
 def _outputs(sensor: Any) -> tuple[Output, ...]:
     """The outputs a sensor declares (``Sensor.outputs``; none for an object without it): what the recorder writes
-    (``mvsim_core.sensors.outputs.outputs_of``, which this layer may not import)."""
+    (read off the object itself, as ``mvsim_core.sensors.outputs.outputs_of`` does)."""
     outputs = getattr(sensor, "outputs", None)
     return tuple(outputs()) if callable(outputs) else ()
 

@@ -85,7 +85,7 @@ def execute_run(spec: SweepSpec, run: Run, *, mcap: str | Path | None = None,
         metrics = make_metrics(spec.metrics, spec.base_dir)
         world.start()
         if mcap is not None:
-            from mvsim_core.io.mcap_recorder import Recorder
+            from mvsim_core.record.mcap_recorder import Recorder
 
             Path(mcap).parent.mkdir(parents=True, exist_ok=True)
             recorder = Recorder(world, mcap)

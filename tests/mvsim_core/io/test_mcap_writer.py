@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 from mcap.reader import make_reader
 
-from mvsim_core.io.mcap_recorder import _rep117, _rep117_in_place
 from mvsim_core.io.mcap_writer import McapWriter, MessageBlock
+from mvsim_core.record.mcap_recorder import _rep117, _rep117_in_place
 
 
 def read_all(path) -> tuple[list[tuple[str, int, int, bytes]], object]:

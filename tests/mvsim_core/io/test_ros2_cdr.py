@@ -10,7 +10,7 @@ from rosbags.highlevel import AnyReader
 from rosbags.typesys import Stores, get_typestore
 
 import mvsim_core as mv
-from mvsim_core.io.mcap_recorder import Recorder
+from mvsim_core.record.mcap_recorder import Recorder
 
 TYPESTORE = get_typestore(Stores.ROS2_HUMBLE)
 WORLD = """<mvsim_world version="1.0">

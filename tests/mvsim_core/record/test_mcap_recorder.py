@@ -12,7 +12,7 @@ from rosbags.highlevel import AnyReader
 from rosbags.typesys import Stores, get_typestore
 
 import mvsim_core as mv
-from mvsim_core.io.mcap_recorder import Recorder
+from mvsim_core.record.mcap_recorder import Recorder
 
 REPO = Path(__file__).resolve().parents[3]
 SECONDS = 60.0  # the acceptance: a 60 s recording

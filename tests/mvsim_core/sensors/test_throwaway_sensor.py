@@ -95,7 +95,7 @@ def test_mcap_records_the_sonar_as_a_laser_scan(world: mv.World, tmp_path: Path)
     from mcap.reader import make_reader
     from rosbags.typesys import Stores, get_typestore
 
-    from mvsim_core.io.mcap_recorder import Recorder
+    from mvsim_core.record.mcap_recorder import Recorder
 
     path = tmp_path / "sonar.mcap"
     with Recorder(world, path):
