@@ -23,7 +23,7 @@ pytest.importorskip("importlinter", reason="import-linter is in the `test` extra
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("mvsim_core", "mvsim_ros2")
-CONTRACTS = ("layers", "no-ros-in-core", "headless-no-gl", "acyclic")
+CONTRACTS = ("layers", "io-file-formats-only", "no-ros-in-core", "headless-no-gl", "acyclic")
 
 
 
@@ -53,6 +53,8 @@ BAD_IMPORTS = {
     # contract id: ({new module: source}, text the report must contain)
     "layers": ({"mvsim_core/dynamics/_arch_probe.py": "import mvsim_core.comms\n"},
                "mvsim_core.dynamics._arch_probe -> mvsim_core.comms"),
+    "io-file-formats-only": ({"mvsim_core/io/_arch_probe.py": "from mvsim_core.sensors import outputs\n"},
+                             "mvsim_core.io._arch_probe -> mvsim_core.sensors"),
     "no-ros-in-core": ({"mvsim_core/_arch_probe.py": "import rclpy\n"},
                        "mvsim_core._arch_probe -> rclpy"),
     "headless-no-gl": ({"mvsim_core/sensors/_arch_probe.py": "from OpenGL import GL\n"},
@@ -93,6 +95,19 @@ def test_render_and_gui_may_import_gl(tree: Path) -> None:
     assert "Contracts: 1 kept, 0 broken." in r.stdout, r.stdout
 
 
+def test_an_upward_import_in_an_io_module_is_caught(tree: Path) -> None:
+    """A copy of a real io module (the grid map) that imports the world breaks both the layers and the io contract;
+    a lazy import (inside a function) counts as much as one at the top."""
+    path = tree / "mvsim_core/io/grid_map.py"
+    path.write_text(path.read_text() + "\n\ndef _probe():\n    from mvsim_core.record import mcap_recorder\n"
+                    "    return mcap_recorder\n")
+    for contract in ("layers", "io-file-formats-only"):
+        r = _lint_imports(tree, contract)
+        out = r.stdout + r.stderr
+        assert r.returncode != 0 and "Contracts: 0 kept, 1 broken." in out, out
+        assert "mvsim_core.io.grid_map -> mvsim_core.record" in out, out
+
+
 def test_every_top_level_module_has_a_layer() -> None:
     """A module or package added directly under mvsim_core must be placed in the layers contract (a layers contract
     says nothing about a module it does not list)."""
@@ -115,7 +130,7 @@ def test_untouched_tree(tree: Path) -> None:
 
 # ---------------------------------------------------------------------- adapters encode output kinds (issue 33)
 ADAPTERS = ("mvsim_ros2/*.py", "mvsim_core/comms/world_comms.py", "mvsim_core/comms/foxglove_view.py",
-            "mvsim_core/io/mcap_recorder.py", "mvsim_core/gym/*.py", "mvsim_core/sweep/*.py", "mvsim_core/gui/*.py")
+            "mvsim_core/record/mcap_recorder.py", "mvsim_core/gym/*.py", "mvsim_core/sweep/*.py", "mvsim_core/gui/*.py")
 """The modules that turn sensor data into something else (messages, records, observations, metrics, drawings): each
 keeps one encoder per output kind (:mod:`mvsim_core.sensors.outputs`), never one per sensor class."""
 BUILTIN_SENSOR_CLASSES = frozenset({"Lidar2D", "Lidar3D", "Camera", "RgbdCamera", "Imu", "Gnss"})
@@ -257,3 +272,83 @@ def test_the_class_check_catches_a_planted_class_name(tmp_path: Path) -> None:
     assert class_switches(held, "h.py", names) == ["h.py:3: compares xml_class"]
     ros = "from sensor_msgs.msg import Imu\n\nmsg = Imu()\n"  # a ROS message of the same name: not a sensor class
     assert class_switches(ros, "r.py", names) == []
+
+
+# ---------------------------------------------------------------------- io keeps file formats only (issue 33)
+IO_MAY_IMPORT = frozenset({"mvsim_core.io", "mvsim_core.errors", "mvsim_core.geometry", "mvsim_core.jit",
+                           "mvsim_core.memory_budget", "mvsim_core.output_kind"})
+"""What of mvsim_core the modules of ``mvsim_core/io`` may import (a package covers its modules): the bottom layer's
+helpers. The simulation (world, sensors, dynamics, ...) and the recorders and views above it are not here."""
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    t = node.test
+    return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
+        isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING")
+
+
+def _runtime_imports(tree: ast.AST, package: str) -> list[tuple[int, str]]:
+    """(line, absolute module) of every import of ``tree`` that runs (at the top or in a function; not those under
+    ``if TYPE_CHECKING:``, which the contracts do not count either); ``package``: the module's package, for the
+    relative ones."""
+    out: list[tuple[int, str]] = []
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child):
+                todo += child.orelse
+                continue
+            if isinstance(child, ast.Import):
+                out += [(child.lineno, a.name) for a in child.names]
+            elif isinstance(child, ast.ImportFrom):
+                base = child.module or ""
+                if child.level:
+                    parts = package.split(".")
+                    up = parts[:len(parts) - child.level + 1]
+                    base = ".".join([*up, base] if base else up)
+                out += [(child.lineno, f"{base}.{a.name}" if base else a.name) for a in child.names]
+            todo.append(child)
+    return sorted(out)
+
+
+def io_import_violations(source: str, path: str, package: str = "mvsim_core.io") -> list[str]:
+    """``path:line: imports M`` for every runtime import of ``source`` (a module of ``package``) of an ``mvsim_core``
+    or ``mvsim_ros2`` module outside :data:`IO_MAY_IMPORT`."""
+    out = []
+    for line, module in _runtime_imports(ast.parse(source, filename=path), package):
+        if module.split(".")[0] not in PACKAGES:
+            continue
+        if not any(module == ok or module.startswith(ok + ".") for ok in IO_MAY_IMPORT):
+            out.append(f"{path}:{line}: imports {module}")
+    return out
+
+
+def test_io_imports_nothing_from_the_simulation() -> None:
+    """Every module of mvsim_core/io imports only the bottom layer's helpers: no world, sensor, dynamics, object,
+    element, world-file parser, recorder, view nor the ROS bridge, not even lazily."""
+    files = sorted((REPO / "mvsim_core/io").glob("*.py"))
+    assert len(files) > 10, files
+    found = [v for f in files for v in io_import_violations(f.read_text(), str(f.relative_to(REPO)))]
+    assert found == [], found
+
+
+def test_the_io_check_catches_a_planted_import(tmp_path: Path) -> None:
+    """A copy of an io module with a lazy import of the world, a relative import of a sensor module and an import of
+    the recorders planted in it: each reported at its line; an annotation-only import is not."""
+    src = (REPO / "mvsim_core/io/tum_trajectory.py").read_text()
+    planted = src + ("\n\ndef _probe():\n"
+                     "    from mvsim_core.world import World\n"
+                     "    from ..sensors import outputs\n"
+                     "    import mvsim_core.record.mcap_recorder\n"
+                     "    from . import csv_logger\n"
+                     "    return World, outputs, csv_logger\n\n\n"
+                     "if TYPE_CHECKING:\n    from mvsim_core.sensors.outputs import Output\n")
+    copy = tmp_path / "tum_trajectory.py"
+    copy.write_text(planted)
+    n = planted.splitlines().index("def _probe():") + 1
+    found = io_import_violations(copy.read_text(), str(copy))
+    assert found == [f"{copy}:{n + 1}: imports mvsim_core.world.World",
+                     f"{copy}:{n + 2}: imports mvsim_core.sensors.outputs",
+                     f"{copy}:{n + 3}: imports mvsim_core.record.mcap_recorder"], found
+    assert io_import_violations(src, "tum_trajectory.py") == []  # the module as it is: clean
