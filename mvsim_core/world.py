@@ -7,6 +7,9 @@ controllers → friction → Box2D → post-step → sensors due → loggers →
 
 Simulation time is the only clock here: :meth:`World.run` advances as fast as the CPU allows; real-time pacing lives in
 :mod:`mvsim_core.runner`.
+
+Spawning, removing and resetting objects are methods of the World; their work is done in
+:mod:`mvsim_core.world_objects`.
 """
 
 from __future__ import annotations
@@ -14,15 +17,16 @@ from __future__ import annotations
 import logging
 import math
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from collections.abc import Callable, Collection, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mvsim_core import arguments as arg
+from mvsim_core import world_objects
 from mvsim_core.dynamics.command_limits import BLOCK_LIMITS, CommandGate, checked_pose, checked_velocity
 from mvsim_core.dynamics.faults import Blowup, FaultLog
 from mvsim_core.errors import ArgumentTypeError, ArgumentValueError, ControllerError, MvsimError, StateValueError
@@ -32,6 +36,7 @@ from mvsim_core.objects.actor import Actor
 from mvsim_core.objects.block import Block
 from mvsim_core.objects.vehicles.base import Vehicle
 from mvsim_core.rng import WorldRandom
+from mvsim_core.world_objects import Initial, ObjectParser, Origin, SimObject, Spawn
 from mvsim_core.xml.node import XmlNode
 from mvsim_core.xml.params import ParamValues
 
@@ -51,56 +56,6 @@ AUTO_TIMESTEP_MAX = 0.005  # s: the automatic step is min(5 ms, shortest sensor 
 
 StepListener = Callable[["World"], None]
 """Called as ``listener(world)`` after every step, inside the step guard."""
-
-Pose6 = tuple[float, float, float, float, float, float]
-SimObject = Vehicle | Block | Actor
-"""What :meth:`World.spawn` adds and :meth:`World.remove` takes away."""
-
-
-@dataclass(frozen=True)
-class Spawn:
-    """One object for :meth:`World.spawn_many`: the arguments of :meth:`World.spawn` (``what``: XML text of one
-    ``<vehicle>``, ``<block>`` or ``<actor>``, or a built object; ``name``; ``pose`` = (x, y, yaw) in m, m, rad,
-    world frame)."""
-
-    what: str | SimObject
-    name: str | None = None
-    pose: tuple[float, float, float] | None = None
-
-
-class ObjectParser(Protocol):
-    """Builds one vehicle, block or actor from XML text for :meth:`World.spawn` (the loader's
-    :func:`mvsim_core.loader.parse_object`, installed on every world it loads)."""
-
-    def __call__(self, world: World, xml: str, *, name: str | None = None,
-                 pose: tuple[float, float, float] | None = None,
-                 default_pose: tuple[float, float, float] | None = None, source: str | Path | None = None,
-                 allow_shell: bool = False) -> SimObject: ...
-
-
-@dataclass
-class _Initial:
-    """What :meth:`World.reset` puts one object back to, as it was at the start (or when it was spawned): its pose
-    as declared (before the terrain placed it; world frame, m / rad) and, for a vehicle, its controller's state and
-    its wheels' yaws (rad)."""
-
-    obj: SimObject
-    pose: Pose6
-    controller: dict[str, Any] | None = None
-    wheel_yaws: tuple[float, ...] = ()
-
-
-@dataclass
-class _Origin:
-    """The world as it started: its objects and joints, in order, and its random generator's seed and state."""
-
-    vehicles: dict[str, Vehicle]
-    blocks: dict[str, Block]
-    actors: dict[str, Actor]
-    joints: list[Joint]
-    rng_seed: int
-    rng_state: dict[str, Any]
-
 
 @dataclass
 class World:
@@ -171,8 +126,8 @@ class World:
     _physics: Physics | None = field(default=None, repr=False)
     _scheduler: SensorScheduler | None = field(default=None, repr=False)
     _dt: float | None = field(default=None, repr=False)
-    _origin: _Origin | None = field(default=None, repr=False)
-    _initial: dict[int, _Initial] = field(default_factory=dict, repr=False)
+    _origin: Origin | None = field(default=None, repr=False)
+    _initial: dict[int, Initial] = field(default_factory=dict, repr=False)
     _block_gates: dict[str, CommandGate] = field(default_factory=dict, repr=False)
     _batch: set[str] | None = field(default=None, repr=False)
     """Inside :meth:`batch`: the names spawned so far (they start anew at the rebuild); None outside."""
@@ -210,10 +165,10 @@ class World:
         if self._physics is not None:
             return self
         self._dt = self.timestep
-        self._origin = _Origin(dict(self.vehicles), dict(self.blocks), dict(self.actors), list(self.joints),
+        self._origin = Origin(dict(self.vehicles), dict(self.blocks), dict(self.actors), list(self.joints),
                                self.rng.seed, dict(self.rng.generator.bit_generator.state))
         for obj in self._objects():
-            self._remember(obj)
+            world_objects.remember(self, obj)
         self._build()
         assert self._scheduler is not None
         name = str(self.params["save_ground_truth_trajectory"]).strip()
@@ -515,6 +470,7 @@ class World:
         return [*self.vehicles.values(), *self.blocks.values(), *self.actors.values()]
 
     # ------------------------------------------------------------------ run-time objects and reset
+    # (the work is done by mvsim_core.world_objects; these methods are the API and its documentation)
     def spawn(self, what: str | SimObject, *, name: str | None = None, pose: tuple[float, float, float] | None = None,
               source: str | Path | None = None, allow_shell: bool = False) -> SimObject:
         """Add a vehicle, block or actor, now (also while running).
@@ -547,38 +503,7 @@ class World:
                 a ``name`` that is no str; a ``pose`` that is no sequence of numbers; ...).
             ArgumentValueError: a ``pose`` that is not 3 numbers.
         """
-        arg.instance("spawn", "what", what, (str, Vehicle, Block, Actor), "XML text (str) or a Vehicle, Block or Actor")
-        name = arg.optional_name("spawn", "name", name)
-        arg.optional_path("spawn", "source", source)
-        allow_shell = arg.flag("spawn", "allow_shell", allow_shell)
-        if pose is not None:
-            pose = checked_pose("spawn", name or "(new object)", *arg.reals("spawn", "pose", pose, 3))
-        if isinstance(what, str):
-            if self.object_parser is None:
-                raise MvsimError("this World reads no XML (it was not made by load_world): pass a built object")
-            obj = self.object_parser(self, what, name=name, pose=pose, source=source, allow_shell=allow_shell)
-        else:
-            obj = what
-            if pose is not None:
-                _, _, z, _, pitch, roll = obj.sim.pose
-                obj.sim.pose = (float(pose[0]), float(pose[1]), z, float(pose[2]), pitch, roll)
-        if obj.name in self.vehicles or obj.name in self.blocks or obj.name in self.actors:
-            raise MvsimError(f"cannot spawn '{obj.name}': another vehicle, block or actor already has that name")
-        if isinstance(obj, Vehicle):
-            self.vehicles[obj.name] = obj
-            for s in obj.sensors.values():
-                s.reset(self.time)
-                if self._dt is not None and s.period < self._dt - 1e-12:
-                    self.warnings.append(f"vehicle '{obj.name}': sensor '{s.name}' has a period of {s.period:g} s, "
-                                         f"shorter than the timestep {self._dt:g} s; it will sample late")
-        elif isinstance(obj, Block):
-            self.blocks[obj.name] = obj
-        else:
-            self.actors[obj.name] = obj
-        if self._physics is not None:
-            self._remember(obj)
-            self._rebuild(fresh={obj.name})
-        return obj
+        return world_objects.spawn(self, what, name=name, pose=pose, source=source, allow_shell=allow_shell)
 
     def spawn_many(self, items: Iterable[Spawn | str | SimObject], *, source: str | Path | None = None,
                    allow_shell: bool = False) -> list[SimObject]:
@@ -598,25 +523,7 @@ class World:
             ArgumentTypeError: ``items`` is not a list, or an item is neither a Spawn, text nor an object (before
                 anything is spawned).
         """
-        listed = arg.items("spawn_many", "items", items)
-        for k, item in enumerate(listed):
-            arg.instance("spawn_many", f"items[{k}]", item, (Spawn, str, Vehicle, Block, Actor),
-                         "a Spawn, XML text (str) or a Vehicle, Block or Actor")
-        arg.optional_path("spawn_many", "source", source)
-        allow_shell = arg.flag("spawn_many", "allow_shell", allow_shell)
-        added: list[SimObject] = []
-        with self.batch():
-            for k, item in enumerate(listed):
-                spec = item if isinstance(item, Spawn) else Spawn(item)
-                try:
-                    added.append(self.spawn(spec.what, name=spec.name, pose=spec.pose, source=source,
-                                            allow_shell=allow_shell))
-                except MvsimError as e:
-                    for obj in reversed(added):
-                        self.remove(obj.name)
-                    e.item = k  # type: ignore[attr-defined]  # which item failed, for callers that report it
-                    raise
-        return added
+        return world_objects.spawn_many(self, items, source=source, allow_shell=allow_shell)
 
     def remove_many(self, names: Iterable[str]) -> list[SimObject]:
         """Take several objects out at once, with one rebuild of the physics (see :meth:`batch`): all of them or none.
@@ -628,33 +535,18 @@ class World:
             MvsimError: a name that is no object, or given twice (nothing is removed).
             ArgumentTypeError: ``names`` is not a list of str.
         """
-        wanted = arg.items("remove_many", "names", names)
-        for k, n in enumerate(wanted):
-            arg.name("remove_many", f"names[{k}]", n)
-        unknown = [n for n in wanted if not (n in self.vehicles or n in self.blocks or n in self.actors)]
-        if unknown:
-            raise MvsimError(f"cannot remove {', '.join(repr(n) for n in unknown)}: no such object; nothing removed")
-        twice = sorted({n for n in wanted if wanted.count(n) > 1})
-        if twice:
-            raise MvsimError(f"cannot remove {', '.join(repr(n) for n in twice)} twice; nothing removed")
-        with self.batch():
-            return [self.remove(n) for n in wanted]
+        return world_objects.remove_many(self, names)
 
     def spawned_names(self) -> list[str]:
         """Names of the objects added while running (by :meth:`spawn` after the start) and still there, vehicles
         first, then blocks, then actors. Objects added before the start count as the world's own."""
-        origin = self._origin
-        if origin is None:
-            return []
-        own = {id(o) for t in (origin.vehicles, origin.blocks, origin.actors) for o in t.values()}
-        return [o.name for o in self._objects() if id(o) not in own]
+        return world_objects.spawned_names(self)
 
     def remove_spawned(self) -> list[SimObject]:
         """Take out every object added while running (:meth:`spawned_names`), with one rebuild; returns them."""
         return self.remove_many(self.spawned_names())
 
-    @contextmanager
-    def batch(self) -> Iterator[World]:
+    def batch(self) -> AbstractContextManager[World]:
         """Spawn and remove many objects with one rebuild of the physics, when the block ends (each
         :meth:`spawn` / :meth:`remove` otherwise rebuilds it: ~50 ms each in a world of 25 robots).
 
@@ -670,25 +562,7 @@ class World:
         added or removed before it stay so). Nested blocks join the outermost one. Before the start nothing is
         rebuilt anyway.
         """
-        if self._batch is not None:
-            yield self
-            return
-        self._batch, self._batch_dirty = set(), False
-        try:
-            yield self
-        finally:
-            fresh, dirty = self._batch, self._batch_dirty
-            self._batch, self._batch_dirty = None, False
-            if dirty and self._physics is not None:
-                self._build(carry=True, fresh=fresh)
-
-    def _rebuild(self, fresh: Collection[str] = ()) -> None:
-        """After a spawn or removal while running: rebuild the physics now, or at the end of the :meth:`batch`."""
-        if self._batch is None:
-            self._build(carry=True, fresh=fresh)
-            return
-        self._batch.update(fresh)
-        self._batch_dirty = True
+        return world_objects.batch(self)
 
     def remove(self, name: str) -> SimObject:
         """Take a vehicle, block or actor out of the world, now (also while running): its body, wheels and sensors
@@ -701,20 +575,7 @@ class World:
         Raises:
             MvsimError: no such object.
         """
-        obj = self.object(name)
-        if isinstance(obj, Vehicle):
-            del self.vehicles[name]
-        elif isinstance(obj, Block):
-            del self.blocks[name]
-        else:
-            del self.actors[name]
-        self.joints[:] = [j for j in self.joints if name not in (j.body_a, j.body_b)]
-        self._forget(obj)
-        if self._physics is not None:
-            if self._batch is not None:
-                self._batch.discard(name)
-            self._rebuild()
-        return obj
+        return world_objects.remove(self, name)
 
     def reset(self, *, objects: bool = True, state: bool = True, time: bool = True) -> None:
         """Go back to the start (``world.start()`` or the first step), in any of three parts:
@@ -736,99 +597,7 @@ class World:
         Raises:
             ArgumentTypeError: a part that is not True or False.
         """
-        objects = arg.flag("reset", "objects", objects)
-        state = arg.flag("reset", "state", state)
-        time = arg.flag("reset", "time", time)
-        origin = self._origin
-        if origin is None:
-            return
-        fresh = self._restore_objects(origin) if objects else None
-        if state:
-            if time:
-                self.time, self._steps = 0.0, 0
-            self.rng.seed = origin.rng_seed
-            self.rng.generator.bit_generator.state = origin.rng_state
-            for obj in self._objects():
-                self._reset_object(obj)
-            for sensor in self.sensors.values():
-                sensor.reset(self.time)
-            self._reseed_sensors()
-            self._build()
-            return
-        if fresh is not None:
-            for name in fresh:
-                self._reset_object(self.object(name))
-            self._build(carry=True, fresh=fresh)
-        if time:
-            shift = -self.time
-            self.time, self._steps = 0.0, 0
-            self.sensor_scheduler.shift(shift)
-
-    def _restore_objects(self, origin: _Origin) -> list[str] | None:
-        """Make the set of objects and joints the original one again. Returns the names of the objects brought
-        back, or None when the set was the original one already."""
-        originals = [o for t in (origin.vehicles, origin.blocks, origin.actors) for o in t.values()]
-        present = self._objects()
-        if [id(o) for o in present] == [id(o) for o in originals] and self.joints == origin.joints:
-            return None
-        kept = {id(o) for o in originals}
-        for obj in present:
-            if id(obj) not in kept:  # spawned: gone for good
-                self._forget(obj)
-        now = {id(o) for o in present}
-        back = [o for o in originals if id(o) not in now]
-        self.vehicles.clear()
-        self.vehicles.update(origin.vehicles)
-        self.blocks.clear()
-        self.blocks.update(origin.blocks)
-        self.actors.clear()
-        self.actors.update(origin.actors)
-        self.joints[:] = origin.joints
-        for obj in back:
-            if isinstance(obj, Vehicle) and obj.logger is not None and obj.auto_start_recording:
-                obj.logger.start()
-        return [o.name for o in back]
-
-    def _forget(self, obj: SimObject) -> None:
-        """``obj`` leaves the world: a vehicle stops reading the physics and logging; a spawned object's record goes
-        (an original one is kept, for :meth:`reset`)."""
-        if isinstance(obj, Vehicle):
-            obj.detach_physics()
-            if obj.logger is not None:
-                obj.logger.stop()
-        else:  # a block or actor stops following its track (animation, walk)
-            obj.detach_track()
-        origin = self._origin
-        if origin is None or not any(obj is t.get(obj.name) for t in (origin.vehicles, origin.blocks,
-                                                                      origin.actors)):
-            self._initial.pop(id(obj), None)
-
-    def _remember(self, obj: SimObject) -> None:
-        """Record what :meth:`reset` puts ``obj`` back to: its state now."""
-        rec = _Initial(obj=obj, pose=obj.sim.pose)
-        if isinstance(obj, Vehicle):
-            rec.controller = obj.controller.save_state()
-            rec.wheel_yaws = tuple(float(w.yaw) for w in obj.wheels)
-        self._initial[id(obj)] = rec
-
-    def _reset_object(self, obj: SimObject) -> None:
-        """Put ``obj`` back to its recorded initial state (the physics, rebuilt next, takes pose and velocity)."""
-        rec = self._initial.get(id(obj))
-        if rec is None:
-            return
-        obj.sim.pose = rec.pose
-        if isinstance(obj, Vehicle):
-            assert rec.controller is not None
-            obj.controller.restore_state(rec.controller)
-            for w, yaw in zip(obj.wheels, rec.wheel_yaws, strict=True):
-                w.yaw = yaw
-            obj.collision = obj.had_collision = False
-            for s in obj.sensors.values():
-                s.reset(self.time)
-            return
-        obj.state_pose = None
-        if isinstance(obj, Block):
-            obj.collision = obj.had_collision = False
+        world_objects.reset(self, objects=objects, state=state, time=time)
 
     # ------------------------------------------------------------------ snapshots
     def snapshot(self) -> WorldState:
