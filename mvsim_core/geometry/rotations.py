@@ -22,6 +22,13 @@ from typing import Any
 
 import numpy as np
 
+OPTICAL_WRT_BODY: np.ndarray = np.array([[0.0, 0.0, 1.0],
+                                         [-1.0, 0.0, 0.0],
+                                         [0.0, -1.0, 0.0]])
+"""Rotation of a camera's optical frame (z forward, x right, y down; REP 103) in an x-forward, z-up body or sensor
+frame: its columns are the optical x, y, z axes in that frame (MVSim's ``yaw −90°, pitch 0, roll −90°``). The one
+definition: the renderer, the RGB-D camera and the ROS optical frames use it."""
+
 Pose6 = tuple[float, float, float, float, float, float]
 """(x, y, z, yaw, pitch, roll): m, rad."""
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from mvsim_core.geometry.rotations import quaternion_from_rotation, quaternion_from_ypr
+from mvsim_core.geometry.rotations import OPTICAL_WRT_BODY, quaternion_from_rotation, quaternion_from_ypr
 from mvsim_core.io.ros_names import rgbd_frames
 
 VARIANCE_FLOOR = 1e-6
@@ -211,9 +211,9 @@ def camera_info_fields(intrinsics: Any) -> CameraInfoFields:
 
 
 # ---------------------------------------------------------------------- static frames
-OPTICAL_WRT_SENSOR: np.ndarray = np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]])
+OPTICAL_WRT_SENSOR: np.ndarray = OPTICAL_WRT_BODY
 """Rotation of a camera's optical frame (z forward, x right, y down; REP 103) in its sensor frame (x forward, z up):
-columns = the optical axes in the sensor frame (the same matrix as ``mvsim_core.sensors.rgbd_camera``'s)."""
+:data:`mvsim_core.geometry.rotations.OPTICAL_WRT_BODY`."""
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,7 @@ from mvsim_core.io import ros_names as names
 from mvsim_core.io.mcap_writer import McapWriter, MessageBlock
 from mvsim_core.jit import njit
 from mvsim_core.output_kind import OutputKind
+from mvsim_core.sensors.outputs import outputs_of
 
 if TYPE_CHECKING:
     from mvsim_core.sensors.outputs import Output
@@ -145,13 +146,6 @@ def _periodic_fields(x: np.ndarray, y: np.ndarray, z: np.ndarray, yaw: np.ndarra
         hm = 0.5 * (np.remainder(yaw[i] - oyaw + np.pi, tau) - np.pi)
         m2o[i, 0], m2o[i, 1] = x[i] + cg * ix - sg * iy, y[i] + sg * ix + cg * iy
         m2o[i, 5], m2o[i, 6] = np.sin(hm), np.cos(hm)
-
-
-def _outputs(sensor: Any) -> tuple[Output, ...]:
-    """The outputs a sensor declares (``Sensor.outputs``; none for an object without it): what the recorder writes
-    (read off the object itself, as ``mvsim_core.sensors.outputs.outputs_of`` does)."""
-    outputs = getattr(sensor, "outputs", None)
-    return tuple(outputs()) if callable(outputs) else ()
 
 
 SensorWriter = Callable[[Any, "Output", dict[str, str], str], Callable[[Any], None]]
@@ -499,7 +493,7 @@ class Recorder:
             tfs = [(fp + names.BASE_FRAME, fp + names.FOOTPRINT_FRAME, ts, ident)]
             for s in veh.sensors.values():
                 tfs.append((fp + names.BASE_FRAME, fp + s.name, ts, _xyzq(s.pose)))
-                for o in _outputs(s):
+                for o in outputs_of(s):
                     if o.kind is OutputKind.RGBD:  # the optical frames (ros_fields: the node's too)
                         for f in rf.rgbd_optical_frames(fp + o.frame, o.options["rgb_pose_wrt_depth"]):
                             tfs.append((f.parent, f.child, ts, [*f.translation, *f.rotation]))
@@ -540,7 +534,7 @@ class Recorder:
             for s in veh.sensors.values():
                 if not getattr(type(s), "simulated", True):
                     continue
-                for o in _outputs(s):
+                for o in outputs_of(s):
                     make = writers.get(o.kind)
                     if make is None:
                         continue

@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from mvsim_core.geometry.rotations import rotation
+from mvsim_core.geometry.rotations import OPTICAL_WRT_BODY, rotation
 from mvsim_core.sensors.base import Pose3D, Sensor
 from mvsim_core.sensors.camera import (
     CAMERA_DEFAULT_POSE,
@@ -48,7 +48,7 @@ RGB_WRT_DEPTH_DEFAULT: Pose3D = (0.0, 0.0, 0.0, math.radians(-90.0), 0.0, math.r
 """Default pose of the RGB optical frame relative to the depth sensor frame (m, rad)."""
 
 
-OPTICAL_WRT_SENSOR: np.ndarray = np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]])
+OPTICAL_WRT_SENSOR: np.ndarray = OPTICAL_WRT_BODY
 """Rotation of the depth optical frame in the depth sensor frame (columns: optical x, y, z), yaw −90°, roll −90°."""
 
 SHARE_TOLERANCE = 1e-9

@@ -24,11 +24,7 @@ from typing import Protocol
 
 import numpy as np
 
-OPTICAL_WRT_BODY: np.ndarray = np.array([[0.0, 0.0, 1.0],
-                                         [-1.0, 0.0, 0.0],
-                                         [0.0, -1.0, 0.0]])
-"""Rotation whose columns are the optical x, y, z axes written in an x-forward, z-up body frame (= MVSim's
-``yaw −90°, pitch 0, roll −90°``)."""
+from mvsim_core.geometry.rotations import OPTICAL_WRT_BODY  # noqa: F401 - the camera models use it from here
 
 OPTICAL_WRT_BODY_YPR: tuple[float, float, float] = (math.radians(-90.0), 0.0, math.radians(-90.0))
 """:data:`OPTICAL_WRT_BODY` as (yaw, pitch, roll) in rad."""
