@@ -392,8 +392,7 @@ class MvsimNode(Node):
             self._rebuilds_seen = world.rebuilds
             self.sync_vehicles()
         for link in self._vehicles:
-            if link.vehicle.collision:
-                link.collided = True
+            link.note_step()
         fresh = []
         for s in self._sensors:
             obs = s.observe(s.sensor)

@@ -3,7 +3,8 @@
 * latched, once (:func:`publish_static`): ``tf_static`` (``base_link`` → ``base_footprint`` and every sensor's
   frames), ``chassis_polygon``, ``chassis_markers`` (frame-locked to ``base_link``: RViz moves them with the
   vehicle, see :func:`mvsim_ros2.conversions.chassis_markers_msg`);
-* every ``period_ms_publish_tf`` (:func:`publish_periodic`): ``odom``, ``base_pose_ground_truth``, ``collision``,
+* every ``period_ms_publish_tf`` (:func:`publish_periodic`): the vehicle's outputs ``odom``,
+  ``base_pose_ground_truth`` and ``collision``,
   ``tf`` (``odom`` → ``base_link``; ``map`` → ``odom`` with fake localization), ``amcl_pose``, ``particlecloud``,
   ``chassis_markers`` again when steered wheels turned;
 * with ``publish_log_topics`` while a CSV logger records (:func:`publish_log`): ``log/...`` Float64 topics.
@@ -11,9 +12,16 @@
 Names and QoS: :mod:`mvsim_ros2.naming`; frames are prefixed with ``<V>/`` under ``shared_tf_tree``
 (:attr:`VehicleLink.frame_prefix`). A volatile topic nobody subscribes to is skipped.
 
-Covariances: ``odom`` carries the odometry noise model's (:func:`mvsim_ros2.conversions.odometry_variances`: pose
-drift growing with the path length and rotation so far, twist error proportional to the speed, floor
-:data:`~mvsim_ros2.conversions.VARIANCE_FLOOR`); ground truth and ``amcl_pose`` (exact) carry the floor.
+The vehicle's own topics come from its declared outputs (:meth:`Vehicle.outputs
+<mvsim_core.objects.vehicles.base.Vehicle.outputs>`), one encoder per output kind (:data:`VEHICLE_ENCODERS`): an
+odometry output is an ``Odometry`` from its ``parent`` frame to ``base_link``, a collision output a ``Bool``. The
+transforms come from the odometry outputs too: ``odom`` → ``base_link`` is the pose of the one whose parent is
+``odom``, ``map`` → ``odom`` composes it with the one whose parent is the world.
+
+Covariances: an odometry with drift (``odom``) carries the odometry noise model's
+(:func:`mvsim_ros2.conversions.odometry_variances`: pose drift growing with the path length and rotation so far, twist
+error proportional to the speed, floor :data:`~mvsim_ros2.conversions.VARIANCE_FLOOR`); an exact one (ground truth)
+and ``amcl_pose`` carry the floor.
 """
 
 from __future__ import annotations
@@ -30,6 +38,8 @@ from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
 from mvsim_core.geometry.rotations import compose2d, inverse2d
+from mvsim_core.io.ros_names import output_topics
+from mvsim_core.outputs import WORLD_FRAME, Output, OutputKind, PlanarOdometry, outputs_of, vehicle_roles
 from mvsim_ros2 import conversions as cv
 from mvsim_ros2 import naming
 from mvsim_ros2.audience import listened
@@ -37,6 +47,29 @@ from mvsim_ros2.params import Options
 from mvsim_ros2.sensor_publishers import sensor_static_tfs
 
 IDENTITY = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+@dataclass
+class OutputLink:
+    """One declared output of a vehicle (:class:`~mvsim_core.outputs.Output`) on its topic: the publisher, the
+    message refilled in place, and what the output accumulates between messages."""
+
+    output: Output
+    pub: Any
+    msg: Any
+    sample: Any = None  # the latest sample (observed every period, sent or not)
+    latched: bool = False  # a collision output: it touched something since the previous message
+    prev: tuple[float, float, float] = (0.0, 0.0, 0.0)  # an odometry: (x, y, yaw) at the previous period
+    travelled: float = 0.0  # an odometry: path length so far (m)
+    turned: float = 0.0  # an odometry: total rotation so far (rad)
+
+    def restart(self) -> None:
+        """Forget the latch and the path history."""
+        self.sample = None
+        self.latched = False
+        self.prev = (0.0, 0.0, 0.0)
+        self.travelled = 0.0
+        self.turned = 0.0
 
 
 @dataclass
@@ -49,30 +82,87 @@ class VehicleLink:
     pubs: dict[str, Any] = field(default_factory=dict)
     subs: list[Any] = field(default_factory=list)
     last_cmd: float | None = None  # simulated time of the latest command; None = no command active
-    collided: bool = False
     warned: set[str] = field(default_factory=set)
     wheel_yaws: tuple[float, ...] | None = None
     steerable: bool = False  # wheels may turn: republish chassis_markers when their angles change
     msgs: dict[str, Any] = field(default_factory=dict)  # messages refilled in place every period
     log_pubs: dict[str, Any] = field(default_factory=dict)
     markers_changed: bool = False  # chassis_markers went out again (wheels steered): the node's aggregate follows
-    odo_prev: tuple[float, float, float] = (0.0, 0.0, 0.0)  # odometry (x, y, yaw) at the previous period
-    travelled: float = 0.0  # path length of the odometry so far (m)
-    turned: float = 0.0  # total rotation of the odometry so far (rad)
+    outputs: list[OutputLink] = field(default_factory=list)  # the vehicle's declared outputs, in their order
+    estimate: OutputLink | None = None  # the odometry output in the odom frame (odom -> base_link on tf)
+    truth: OutputLink | None = None  # the odometry output in the world frame (map -> odom, fake localization)
 
     def restart(self) -> None:
         """Forget what this run accumulated (command time, collision latch, steering seen, odometry history of the
         covariances), as after a reset of the world's state; publishers and messages stay."""
         self.last_cmd = None
-        self.collided = False
         self.wheel_yaws = None
-        self.odo_prev = (0.0, 0.0, 0.0)
-        self.travelled = 0.0
-        self.turned = 0.0
+        for ol in self.outputs:
+            ol.restart()
+
+    def note_step(self) -> None:
+        """After each physics step: latch the collision outputs that touch something now."""
+        veh = self.vehicle
+        for ol in self.outputs:
+            if ol.output.kind is OutputKind.COLLISION and ol.output.observe(veh):
+                ol.latched = True
 
     def frame(self, name: str) -> str:
         """The vehicle's frame ``name`` (``base_link``, a sensor's name, ...) as it appears in messages."""
         return self.frame_prefix + name
+
+
+# ---------------------------------------------------------------------- encoders of the vehicle output kinds
+@dataclass(frozen=True)
+class VehicleEncoder:
+    """How one vehicle output kind goes out: its message type, the message made once (frames, constant fields) and
+    the refill of that message from a sample (in place, at stamp ``t``)."""
+
+    msg_type: type
+    make: Callable[[VehicleLink, Output, str], Any]  # (link, output, world frame) -> message
+    fill: Callable[[OutputLink, float], Any]  # (output link with its sample, t) -> message
+
+
+def _odometry_msg(link: VehicleLink, out: Output, world_frame: str) -> Any:
+    parent = out.options.get("parent", WORLD_FRAME)
+    msg = Odometry(header=Header(frame_id=world_frame if parent == WORLD_FRAME else link.frame(parent)),
+                   child_frame_id=link.frame(out.frame))
+    cv.set_covariance_diagonal(msg.pose.covariance, cv.EXACT_VARIANCES)  # an estimate's are set at each message
+    cv.set_covariance_diagonal(msg.twist.covariance, cv.EXACT_VARIANCES)
+    return msg
+
+
+def _fill_odometry(ol: OutputLink, t: float) -> Any:
+    s: PlanarOdometry = ol.sample
+    msg = cv.set_odometry(ol.msg, s.pose, s.twist, t)
+    if s.drift is not None:
+        pose_var, twist_var = cv.odometry_variances(s.drift, ol.travelled, ol.turned, s.twist)
+        cv.set_covariance_diagonal(msg.pose.covariance, pose_var)
+        cv.set_covariance_diagonal(msg.twist.covariance, twist_var)
+    return msg
+
+
+def _fill_collision(ol: OutputLink, t: float) -> Any:
+    ol.msg.data = ol.latched
+    return ol.msg
+
+
+VEHICLE_ENCODERS: dict[OutputKind, VehicleEncoder] = {
+    OutputKind.ODOMETRY: VehicleEncoder(Odometry, _odometry_msg, _fill_odometry),
+    OutputKind.COLLISION: VehicleEncoder(Bool, lambda link, out, wf: Bool(), _fill_collision),
+}
+"""Vehicle output kind → its encoder (:data:`mvsim_core.outputs.VEHICLE_KINDS`)."""
+
+
+def _observe(ol: OutputLink, veh: Any) -> None:
+    """Take the output's sample of this period; an odometry's path history follows its pose."""
+    s = ol.sample = ol.output.observe(veh)
+    if ol.output.kind is OutputKind.ODOMETRY and s.drift is not None:
+        ox, oy, oyaw = s.pose[0], s.pose[1], s.pose[3]
+        px, py, pyaw = ol.prev
+        ol.travelled += math.hypot(ox - px, oy - py)
+        ol.turned += abs(math.remainder(oyaw - pyaw, 2.0 * math.pi))
+        ol.prev = (ox, oy, oyaw)
 
 
 def make_vehicle_link(create_publisher: Callable[[Any, str, Any], Any], veh: Any, prefix: str,
@@ -82,9 +172,19 @@ def make_vehicle_link(create_publisher: Callable[[Any, str, Any], Any], veh: Any
     hist = naming.qos_state(o.publisher_history_len)
     pub = create_publisher
     tf_topic, tf_static_topic = naming.tf_topics(prefix, o.shared_tf_tree)
-    link.pubs["odom"] = pub(Odometry, f"{prefix}odom", hist)
-    link.pubs["gt"] = pub(Odometry, f"{prefix}base_pose_ground_truth", hist)
-    link.pubs["collision"] = pub(Bool, f"{prefix}collision", hist)
+    wf = o.world_frame_id
+    outs = outputs_of(veh)
+    roles = vehicle_roles(outs)
+    for out in outs:
+        enc = VEHICLE_ENCODERS[out.kind]
+        topic = output_topics(out, prefix)["main"]
+        ol = OutputLink(out, pub(enc.msg_type, topic, hist), enc.make(link, out, wf))
+        link.outputs.append(ol)
+        link.pubs[topic] = ol.pub
+        if out is roles.estimate:
+            link.estimate = ol
+        elif out is roles.truth:
+            link.truth = ol
     link.pubs["tf"] = pub(TFMessage, tf_topic, naming.qos_tf())
     link.pubs["tf_static"] = pub(TFMessage, tf_static_topic, naming.qos_tf_static())
     link.pubs["markers"] = pub(MarkerArray, f"{prefix}chassis_markers", naming.qos_latched(5))
@@ -92,13 +192,7 @@ def make_vehicle_link(create_publisher: Callable[[Any, str, Any], Any], veh: Any
     if o.do_fake_localization:
         link.pubs["amcl_pose"] = pub(PoseWithCovarianceStamped, f"{prefix}amcl_pose", naming.qos_latched(1))
         link.pubs["particlecloud"] = pub(PoseArray, f"{prefix}particlecloud", naming.qos_state(1))
-    wf = o.world_frame_id
     odom, base = link.frame(naming.ODOM_FRAME), link.frame(naming.BASE_FRAME)
-    link.msgs["odom"] = Odometry(header=Header(frame_id=odom), child_frame_id=base)
-    link.msgs["gt"] = Odometry(header=Header(frame_id=wf), child_frame_id=base)
-    cv.set_covariance_diagonal(link.msgs["gt"].pose.covariance, cv.EXACT_VARIANCES)
-    cv.set_covariance_diagonal(link.msgs["gt"].twist.covariance, cv.EXACT_VARIANCES)
-    link.msgs["collision"] = Bool()
     tfs = []
     if o.publish_tf_odom2baselink:
         tfs.append(cv.transform_msg(odom, base, IDENTITY, 0.0))
@@ -137,49 +231,34 @@ def publish_markers(link: VehicleLink, t: float) -> None:
 
 
 def publish_periodic(link: VehicleLink, o: Options, t: float) -> int:
-    """odom, ground truth, tf, collision, fake localization and changed markers of one vehicle at stamp ``t``.
+    """The declared outputs (odom, ground truth, collision), tf, fake localization and changed markers of one
+    vehicle at stamp ``t``.
 
-    Messages are refilled in place; a topic nobody subscribes to is skipped (a new subscriber gets the next
-    period's message). Returns the number of messages sent.
+    Every output is sampled each period (an odometry's path history must not miss one); messages are refilled in
+    place; a topic nobody subscribes to is skipped (a new subscriber gets the next period's message). Returns the
+    number of messages sent.
     """
     fake = o.do_fake_localization
     veh = link.vehicle
     pubs, msgs = link.pubs, link.msgs
-    gt = veh.pose
-    vx, vy, wz = veh.twist
-    ox, oy, oyaw = veh.odometry
-    odo6 = (ox, oy, 0.0, oyaw, 0.0, 0.0)
-    px, py, pyaw = link.odo_prev
-    link.travelled += math.hypot(ox - px, oy - py)
-    link.turned += abs(math.remainder(oyaw - pyaw, 2.0 * math.pi))
-    link.odo_prev = (ox, oy, oyaw)
     n = 0
-    if listened(pubs["odom"]):
-        mx, my, myaw = veh.odometry_multipliers
-        odo_twist = (vx * mx, vy * my, wz * myaw)
-        msg = cv.set_odometry(msgs["odom"], odo6, odo_twist, t)
-        pose_var, twist_var = cv.odometry_variances(veh.odometry_std, link.travelled, link.turned, odo_twist)
-        cv.set_covariance_diagonal(msg.pose.covariance, pose_var)
-        cv.set_covariance_diagonal(msg.twist.covariance, twist_var)
-        pubs["odom"].publish(msg)
-        n += 1
-    if listened(pubs["gt"]):
-        pubs["gt"].publish(cv.set_odometry(msgs["gt"], gt, (vx, vy, wz), t))
-        n += 1
-    if listened(pubs["collision"]):
-        msgs["collision"].data = link.collided
-        pubs["collision"].publish(msgs["collision"])
-        n += 1
-    link.collided = False
+    for ol in link.outputs:
+        _observe(ol, veh)
+        if listened(ol.pub):
+            ol.pub.publish(VEHICLE_ENCODERS[ol.output.kind].fill(ol, t))
+            n += 1
+        ol.latched = False
+    est = link.estimate.sample.pose if link.estimate is not None else IDENTITY
+    gt = link.truth.sample.pose if link.truth is not None else veh.pose
     if fake or o.publish_tf_odom2baselink:
         tfm = msgs["tf"]
         if listened(pubs["tf"]):
             k = 0
             if o.publish_tf_odom2baselink:
-                cv.set_transform(tfm.transforms[0], odo6, t)
+                cv.set_transform(tfm.transforms[0], est, t)
                 k = 1
             if fake:  # map->odom = ground truth ⊕ odometry⁻¹, so that map->base_link is the true pose
-                m2o = compose2d((gt[0], gt[1], gt[3]), inverse2d((ox, oy, oyaw)))
+                m2o = compose2d((gt[0], gt[1], gt[3]), inverse2d((est[0], est[1], est[3])))
                 cv.set_transform(tfm.transforms[k], (m2o[0], m2o[1], 0.0, m2o[2], 0.0, 0.0), t)
             pubs["tf"].publish(tfm)
             n += 1

@@ -14,7 +14,8 @@ has no channel here), each output's latest observation:
 * an image, ``/<camera>/image_raw``, and an RGB-D pair's colour image, ``/<rgbd>_rgb/image_raw``
   (``foxglove.RawImage``, rgb8);
 * a fix, ``/<gnss>`` (``foxglove.LocationFix``);
-* ``/tf`` (``foxglove.FrameTransforms``): every vehicle's ground-truth pose, ``map`` → ``<V>/base_link`` (frames
+* ``/tf`` (``foxglove.FrameTransforms``): every vehicle's ground-truth pose (its odometry output in the world frame,
+  :func:`~mvsim_core.outputs.vehicle_roles`), ``map`` → ``<V>/base_link`` (frames
   prefixed with the vehicle's name when there are several vehicles, as a shared ROS tf tree names them), and
   ``<V>/base_link`` → each sensor's frame, at :data:`TF_RATE` Hz of simulated time;
 * ``/scene`` (``foxglove.SceneUpdate``): the blocks (walls included) as prisms of their footprints in ``map``, and the
@@ -47,7 +48,7 @@ import numpy as np
 from mvsim_core.comms.errors import AddressInUse
 from mvsim_core.geometry.rotations import quaternion_from_ypr
 from mvsim_core.io.ros_names import BASE_FRAME, DEFAULT_WORLD_FRAME, output_topics, rgbd_frames, vehicle_prefix
-from mvsim_core.sensors.outputs import Output, OutputKind, outputs_of
+from mvsim_core.outputs import Output, OutputKind, outputs_of, vehicle_roles
 
 log = logging.getLogger(__name__)
 
@@ -327,8 +328,11 @@ class FoxgloveView:
         stamp = _stamp(t)
         out = []
         for vname, v in world.vehicles.items():
-            x, y, z, yaw, pitch, roll = (float(a) for a in v.pose)
-            base = self._frame_prefix[vname] + BASE_FRAME
+            truth = vehicle_roles(outputs_of(v)).truth  # the vehicle's odometry in the world frame
+            if truth is None:
+                continue
+            x, y, z, yaw, pitch, roll = (float(a) for a in truth.observe(v).pose)
+            base = self._frame_prefix[vname] + truth.frame
             qx, qy, qz, qw = quaternion_from_ypr(yaw, pitch, roll)
             out.append(FrameTransform(timestamp=stamp, parent_frame_id=DEFAULT_WORLD_FRAME, child_frame_id=base,
                                       translation=Vector3(x=x, y=y, z=z),

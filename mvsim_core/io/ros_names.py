@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from mvsim_core.output_kind import OutputKind
 
 if TYPE_CHECKING:
-    from mvsim_core.sensors.outputs import Output
+    from mvsim_core.outputs import Output
 
 ODOM_FRAME = "odom"
 BASE_FRAME = "base_link"
@@ -50,9 +50,9 @@ def rgbd_frames(sensor_name: str) -> tuple[str, str]:
     return f"{sensor_name}_rgb", f"{sensor_name}_depth"
 
 
-# ---------------------------------------------------------------------- sensor topics (base = "<prefix><sensor name>")
+# ---------------------------------------------------------------------- output topics (base = "<prefix><output name>")
 def single_topic(base: str) -> dict[str, str]:
-    """One topic named as the sensor (laser, imu, gnss): key ``main``."""
+    """One topic named as the output (laser, imu, gnss; odometry, collision): key ``main``."""
     return {"main": base}
 
 
@@ -80,12 +80,15 @@ KIND_TOPICS: dict[OutputKind, Callable[[str], dict[str, str]]] = {
     OutputKind.RGBD: rgbd_topics,
     OutputKind.IMU: single_topic,
     OutputKind.FIX: single_topic,
+    OutputKind.ODOMETRY: single_topic,
+    OutputKind.COLLISION: single_topic,
 }
-"""Output kind (:class:`mvsim_core.output_kind.OutputKind`) → its topics, from the topic base ``<prefix><name>``."""
+"""Output kind (:class:`mvsim_core.output_kind.OutputKind`) → its topics, from the topic base ``<prefix><name>``
+(a vehicle's outputs: ``<prefix>odom``, ``<prefix>base_pose_ground_truth``, ``<prefix>collision``)."""
 
 
 def output_topics(output: Output, prefix: str) -> dict[str, str]:
-    """The topics of one output of a sensor (:class:`mvsim_core.sensors.outputs.Output`): its kind's
+    """The topics of one output of a sensor or vehicle (:class:`mvsim_core.outputs.Output`): its kind's
     (:data:`KIND_TOPICS`) under ``<prefix><output.name>``; ``prefix`` is a vehicle's topic prefix
     (:func:`vehicle_prefix`; the MCAP recorder puts a ``/`` before it)."""
     return KIND_TOPICS[output.kind](f"{prefix}{output.name}")

@@ -10,10 +10,12 @@ Topics (names from :mod:`mvsim_core.io.ros_names`, as the node's in the root nam
 vehicle and ``/<V>/odom`` with several), stamped with simulated time (log time = publish time = stamp):
 
 * ``/clock`` (rosgraph_msgs/Clock) at every step that records something, before it;
-* every ``period_tf`` (0.02 s, the node's ``period_ms_publish_tf``): per vehicle ``odom`` (nav_msgs/Odometry, the
-  noisy wheel odometry, covariances as the node's), ``base_pose_ground_truth`` (Odometry in ``world_frame``),
-  ``collision`` (std_msgs/Bool: any contact since the previous period) and ``tf`` (tf2_msgs/TFMessage:
-  ``odom → base_link`` and, with ``fake_localization``, ``map → odom``);
+* every ``period_tf`` (0.02 s, the node's ``period_ms_publish_tf``): per vehicle its declared outputs
+  (:func:`~mvsim_core.outputs.vehicle_roles`: ``odom``, nav_msgs/Odometry, the noisy wheel odometry, covariances as
+  the node's; ``base_pose_ground_truth``, Odometry in ``world_frame``; ``collision``, std_msgs/Bool: any contact since
+  the previous period) and ``tf`` (tf2_msgs/TFMessage: ``odom → base_link`` and, with ``fake_localization``,
+  ``map → odom``). Their numbers are those of the outputs' samples, read for all vehicles at once from the physics
+  arrays;
 * once at the start: per vehicle ``tf_static`` (``base_link → base_footprint`` and every sensor's frames),
   ``simul_map`` (nav_msgs/OccupancyGrid) and ``simul_map_metadata`` per occupancy grid;
 * every new sample of every sensor output, by its kind (:mod:`mvsim_core.sensors.outputs`; one writer per kind,
@@ -62,7 +64,7 @@ from mvsim_core.io import ros_names as names
 from mvsim_core.io.mcap_writer import McapWriter, MessageBlock
 from mvsim_core.jit import njit
 from mvsim_core.output_kind import OutputKind
-from mvsim_core.sensors.outputs import outputs_of
+from mvsim_core.outputs import outputs_of, vehicle_roles
 
 if TYPE_CHECKING:
     from mvsim_core.sensors.outputs import Output
@@ -274,6 +276,13 @@ class Recorder:
         self._next_ok = np.append(self._next_ok, np.iinfo(np.int64).min)
         return ch
 
+    def _output_channel(self, output: Output | None, prefix: str, kind: str) -> int:
+        """The channel of a vehicle's declared output (its topic under the vehicle's ``prefix``), or -1 when it
+        declares none or the topic is not selected."""
+        if output is None:
+            return -1
+        return self._channel(f"/{names.output_topics(output, prefix)['main']}", kind)
+
     def _pass(self, ch: int, t: int) -> bool:
         """Throttle of one message on ``ch`` at ``t`` ns (and the rate bookkeeping)."""
         if ch < 0:
@@ -327,22 +336,25 @@ class Recorder:
         for k, veh in enumerate(self.vehicles):
             prefix = names.vehicle_prefix(veh.name, n, lay.force_namespace)
             fp = names.frame_prefix(veh.name, lay.shared_tf_tree)
-            odom, base = fp + names.ODOM_FRAME, fp + names.BASE_FRAME
+            est, truth, bump = vehicle_roles(outputs_of(veh))
+            odom = fp + (est.options["parent"] if est is not None else names.ODOM_FRAME)
+            base = fp + (est.frame if est is not None else names.BASE_FRAME)
             tf_topic, tf_static_topic = names.tf_topics(prefix, lay.shared_tf_tree)
             tfs = []
             if lay.tf_odom_to_base:
                 tfs.append((odom, base, 0.0, [0.0] * 6 + [1.0]))
             if lay.fake_localization:
                 tfs.append((lay.world_frame, odom, 0.0, [0.0] * 6 + [1.0]))
-            gt = cdr.odometry_msg(lay.world_frame, base, 0.0).layout()
+            gt = cdr.odometry_msg(lay.world_frame, fp + (truth.frame if truth is not None else names.BASE_FRAME),
+                                  0.0).layout()
             exact = np.zeros(36)
             exact[_DIAG] = VARIANCE_FLOOR
             gt = cdr.Layout(bytes(gt.fill({"pose_cov": exact, "twist_cov": exact})), gt.fields)
             lays = {"odom": cdr.odometry_msg(odom, base, 0.0).layout(), "gt": gt,
                     "collision": cdr.bool_msg(False).layout(), "tf": cdr.tf_message(tfs).layout()}
-            chans = {"odom": self._channel(f"/{prefix}odom", "odom"),
-                     "gt": self._channel(f"/{prefix}base_pose_ground_truth", "odom"),
-                     "collision": self._channel(f"/{prefix}collision", "bool"),
+            chans = {"odom": self._output_channel(est, prefix, "odom"),
+                     "gt": self._output_channel(truth, prefix, "odom"),
+                     "collision": self._output_channel(bump, prefix, "bool"),
                      "tf": self._channel(f"/{tf_topic}", "tf") if tfs else -1}
             self._tf_static_ch.append(self._channel(f"/{tf_static_topic}", "tf"))
             self._cmd_ch[veh.name] = self._channel(f"/{prefix}cmd_vel", "twist")

@@ -13,7 +13,7 @@ import pytest
 import mvsim_core as mv
 from mvsim_core.output_kind import OutputKind
 from mvsim_core.sensors import Lidar2D, Sensor
-from mvsim_core.sensors.outputs import outputs_of
+from mvsim_core.sensors.outputs import SENSOR_KINDS, VEHICLE_KINDS, outputs_of
 from mvsim_ros2.sensor_publishers import (
     KIND_PUBLISHERS,
     READER,
@@ -24,6 +24,7 @@ from mvsim_ros2.sensor_publishers import (
     sensor_static_tfs,
     sensor_topics,
 )
+from mvsim_ros2.vehicle_publishers import VEHICLE_ENCODERS
 
 SENSORS = """
 <sensor class="laser" name="laser1"><pose_3d>0.2 0 0.3 0 0 0</pose_3d><nrays>11</nrays>
@@ -84,8 +85,11 @@ def build(node: FakeNode, sensor: Any, prefix: str = "r1/") -> Any:
 
 # ---------------------------------------------------------------------- the table
 def test_every_output_kind_has_a_ros_row():
-    """Adding an output kind means adding its row to ``KIND_PUBLISHERS`` (else this fails)."""
-    assert set(KIND_PUBLISHERS) == set(OutputKind)
+    """Adding an output kind means adding its row to ``KIND_PUBLISHERS`` (a sensor kind) or to
+    ``VEHICLE_ENCODERS`` (a vehicle kind), else this fails."""
+    assert set(KIND_PUBLISHERS) == SENSOR_KINDS
+    assert set(VEHICLE_ENCODERS) == VEHICLE_KINDS
+    assert SENSOR_KINDS | VEHICLE_KINDS == set(OutputKind)
 
 
 def test_every_sensor_class_is_published_by_its_outputs(tmp_path):

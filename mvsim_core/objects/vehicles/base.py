@@ -25,6 +25,7 @@ from mvsim_core.geometry.extent import Extent, posed, prism_corners, wheel_corne
 from mvsim_core.objects.block import _footprint_from_visuals, parse_shape
 from mvsim_core.objects.visual import Visual, parse_visuals
 from mvsim_core.objects.wheel import Wheel, parse_wheel
+from mvsim_core.outputs import WORLD_FRAME, Output, OutputKind, PlanarOdometry
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.flow import expanded
 from mvsim_core.xml.node import XmlNode
@@ -208,6 +209,29 @@ class Chassis:
     footprint: np.ndarray
     linear_damping: float = 0.1
     angular_damping: float = 0.1
+
+
+BASE_LINK = "base_link"
+"""A vehicle's own frame: at its reference point, x forward, z up."""
+
+
+def odometry_sample(veh: Vehicle) -> PlanarOdometry:
+    """``odom`` now: the noisy wheel odometry (x, y, yaw; z, pitch, roll 0) and the twist as the odometry sees it
+    (each component times its odometry multiplier), with the vehicle's odometry drift."""
+    ox, oy, oyaw = veh.odometry
+    vx, vy, wz = veh.twist
+    mx, my, myaw = veh.odometry_multipliers
+    return PlanarOdometry((ox, oy, 0.0, oyaw, 0.0, 0.0), (vx * mx, vy * my, wz * myaw), veh.odometry_std)
+
+
+def ground_truth_sample(veh: Vehicle) -> PlanarOdometry:
+    """``base_pose_ground_truth`` now: the exact pose (world frame) and twist (body frame)."""
+    return PlanarOdometry(veh.pose, veh.twist, None)
+
+
+def touching(veh: Vehicle) -> bool:
+    """``collision`` now: whether the vehicle touches another body at this step."""
+    return veh.collision
 
 
 @dataclass
@@ -438,6 +462,17 @@ class Vehicle:
         for argument, a in (("torques", torques), ("omega", omega), ("phi", phi), ("k_motor", k_motor)):
             arg.instance("attach_wheel_state", argument, a, np.ndarray, "a numpy array", self._owner())
         self.torques, self.omega, self.phi, self.k_motor = torques, omega, phi, k_motor
+
+    def outputs(self) -> tuple[Output, ...]:
+        """What this vehicle puts out (:mod:`mvsim_core.outputs`), each in its ``base_link`` frame and sampled when an
+        adapter publishes the vehicles' state: ``odom``, the noisy wheel odometry in the ``odom`` frame (its
+        covariance grows with the path, :attr:`odometry_std`); ``base_pose_ground_truth``, the exact pose in the world
+        frame; ``collision``, whether it touches something."""
+        return (Output(OutputKind.ODOMETRY, "odom", BASE_LINK, 0.0, options={"parent": "odom"},
+                       observe=odometry_sample),
+                Output(OutputKind.ODOMETRY, "base_pose_ground_truth", BASE_LINK, 0.0,
+                       options={"parent": WORLD_FRAME}, observe=ground_truth_sample),
+                Output(OutputKind.COLLISION, "collision", BASE_LINK, 0.0, observe=touching))
 
     def odometry_velocity(self) -> tuple[float, float, float]:
         """Twist (vx, 0, ω) estimated from the spins of the first two wheels (left, right), as wheel encoders would.

@@ -24,5 +24,7 @@ def test_topics_of_each_kind():
                  "points": "r1/s_points"},
         "imu": {"main": "r1/s"},
         "fix": {"main": "r1/s"},
+        "odometry": {"main": "r1/s"},
+        "collision": {"main": "r1/s"},
     }
     assert output_topics(Output(OutputKind.SCAN, "laser1", "laser1", 0.1), "/") == {"main": "/laser1"}

@@ -192,3 +192,26 @@ def test_cmd_vel_as_given(tmp_path):
     assert [(m.linear.x, m.linear.y, m.angular.z) for _, m in got] == [(0.4, 0.0, 0.2), (99.0, 0.0, -0.1)]
     assert counts.get("/car1/cmd_vel", 0) == 0
     assert bot.twist[0] < 99.0
+
+
+def test_vehicle_channels_follow_the_declared_outputs(tmp_path):
+    """The recorder knows output kinds, not names: bot1 declaring its odometry as ``wheel_odom`` in a frame
+    ``chassis`` and no ground truth is recorded as exactly that."""
+    from mvsim_core.outputs import Output, OutputKind
+
+    world = mv.load_world(REPO / "worlds/demo.world.xml")
+    veh = world.vehicles["bot1"]
+    base = veh.outputs()
+    veh.outputs = lambda: (Output(OutputKind.ODOMETRY, "wheel_odom", "chassis", 0.0, options={"parent": "odom"},
+                                  observe=base[0].observe), base[2])
+    path = tmp_path / "renamed.mcap"
+    with Recorder(world, path):
+        world.run(0.1)
+    with AnyReader([path], default_typestore=TYPESTORE) as r:
+        counts = {c.topic: c.msgcount for c in r.connections}
+        odom = [r.deserialize(raw, con.msgtype) for con, _, raw in r.messages()
+                if con.topic == "/bot1/wheel_odom"]
+    assert counts["/bot1/wheel_odom"] == 6 and counts["/bot1/collision"] == 6  # 0, 0.02, ..., 0.1 s
+    assert "/bot1/base_pose_ground_truth" not in counts and "/bot1/odom" not in counts
+    assert counts["/car1/base_pose_ground_truth"] == 6
+    assert (odom[-1].header.frame_id, odom[-1].child_frame_id) == ("odom", "chassis")
