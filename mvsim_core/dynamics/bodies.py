@@ -83,7 +83,7 @@ if TYPE_CHECKING:
     from mvsim_core.objects.joint import Joint
     from mvsim_core.objects.vehicles.base import Vehicle
     from mvsim_core.objects.wheel import Wheel
-    from mvsim_core.world import World
+    from mvsim_core.world_model import WorldModel
 
 log = logging.getLogger("mvsim_core.dynamics")
 
@@ -152,7 +152,7 @@ class Bodies:
         velocity_iterations, position_iterations: Box2D solver iterations used by :meth:`step`.
     """
 
-    def __init__(self, world: World, *, raw_access: bool | None = None) -> None:
+    def __init__(self, world: WorldModel, *, raw_access: bool | None = None) -> None:
         """Build every body, fixture and joint of ``world``.
 
         Args:

@@ -25,11 +25,14 @@ Frames and units: world frame, metres and radians; poses (x, y, z, yaw, pitch, r
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mvsim_core.dynamics.terrain import Terrain, initial_z
+
+if TYPE_CHECKING:
+    from mvsim_core.world_model import WorldModel
 
 Pose = tuple[float, float, float, float, float, float]
 
@@ -99,7 +102,7 @@ def settle(vehicles: Sequence[Any], ground: Terrain, supports: Any, wheels: Any,
     roll[:] = np.where(adjust, rf, roll)
 
 
-def start_poses(world: Any) -> dict[str, Pose]:
+def start_poses(world: WorldModel) -> dict[str, Pose]:
     """The pose every vehicle, block and actor of ``world`` starts with, as :class:`~mvsim_core.dynamics.physics.
     Physics` will place it — without building the physics (Box2D keeps x, y and yaw in float32: so are they here):
     the adjust, then objects with a keyframe track or a walk where their track has them at the world's time, then

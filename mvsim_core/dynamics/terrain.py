@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -48,6 +48,10 @@ from mvsim_core.elements.horizontal_plane import HorizontalPlane
 from mvsim_core.geometry.rotation_kernels import rotation_entries
 from mvsim_core.geometry.rotations import rotations
 from mvsim_core.jit import njit
+
+if TYPE_CHECKING:
+    from mvsim_core.objects.vehicles.base import Vehicle
+    from mvsim_core.world_model import WorldModel
 
 EQUAL_HEIGHTS_TOL = 1e-4
 """m: wheel heights within this of the first wheel's count as flat ground (upstream's shortcut: no fit)."""
@@ -211,7 +215,7 @@ class Terrain:
         return out
 
     @classmethod
-    def from_world(cls, world: Any, **kwargs: Any) -> Terrain:
+    def from_world(cls, world: WorldModel, **kwargs: Any) -> Terrain:
         """The terrain of a loaded :class:`~mvsim_core.world.World`: its elements and all its blocks (walls too)."""
         return cls(world.elements, world.blocks.values(), **kwargs)
 
@@ -363,7 +367,7 @@ class Terrain:
         return float(z[0]), float(p[0]), float(r[0])
 
 
-def wheel_arrays(vehicle: Any) -> tuple[np.ndarray, np.ndarray]:
+def wheel_arrays(vehicle: Vehicle) -> tuple[np.ndarray, np.ndarray]:
     """(n, 2) wheel positions (m, vehicle frame) and (n,) diameters (m), for :meth:`Terrain.fit_vehicle`."""
     wheels = vehicle.wheels
     xy = np.array([(w.x, w.y) for w in wheels], dtype=np.float64).reshape(-1, 2)

@@ -22,10 +22,13 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from mvsim_core.errors import MvsimError
 from mvsim_core.geometry.rotations import quaternion_from_ypr
+
+if TYPE_CHECKING:
+    from mvsim_core.world_model import WorldModel
 
 FLUSH_PERIOD = 1.0
 """Simulated seconds between flushes of the files."""
@@ -87,14 +90,14 @@ class TumWriter:
             self.paths[name] = path
         return f
 
-    def sample(self, world: Any) -> None:
+    def sample(self, world: WorldModel) -> None:
         """Write one line per vehicle for the world's current time and poses."""
         t = float(world.time)
         self._last = t
         for name, v in world.vehicles.items():
             self._file(name).write(tum_line(t, v.pose))
 
-    def __call__(self, world: Any) -> None:
+    def __call__(self, world: WorldModel) -> None:
         """Step listener: sample when the next multiple of the period is reached; flush every simulated second."""
         t = float(world.time)
         if t < self._last - 1e-9:  # the world was reset: the same grid of sample times, from the reset on
@@ -127,7 +130,7 @@ class TumWriter:
         self.close()
 
 
-def attach(world: Any, path_of: Any, rate: float | None = None) -> TumWriter:
+def attach(world: WorldModel, path_of: Any, rate: float | None = None) -> TumWriter:
     """A :class:`TumWriter` for ``world`` (rate: its ``ground_truth_rate`` unless given), its first sample written
     now and attached as a step listener."""
     r = float(world.params["ground_truth_rate"]) if rate is None else rate

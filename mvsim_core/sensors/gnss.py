@@ -33,13 +33,16 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from mvsim_core.sensors.base import Sensor
 from mvsim_core.sensors.outputs import Output, OutputKind
 from mvsim_core.xml.params import Kind, Param
+
+if TYPE_CHECKING:
+    from mvsim_core.world_model import WorldModel
 
 # ---------------------------------------------------------------------- WGS84
 WGS84_A = 6378137.0
@@ -313,7 +316,7 @@ def _utm_reference(lat: float, lon: float) -> tuple[float, float, int, bool]:
     return ref
 
 
-def _no_coverage(world: Any, p: np.ndarray) -> bool:
+def _no_coverage(world: WorldModel, p: np.ndarray) -> bool:
     """Whether a ``gps_no_coverage`` region containing world point ``p`` says true (a non-bool value is warned
     about once and ignored)."""
     from mvsim_core.elements.property_region import property_at

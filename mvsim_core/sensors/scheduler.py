@@ -31,7 +31,7 @@ from mvsim_core.sensors import demand
 if TYPE_CHECKING:
     from mvsim_core.dynamics.physics import Physics
     from mvsim_core.sensors.base import Sensor
-    from mvsim_core.world import World
+    from mvsim_core.world_model import WorldModel
 
 SAMPLE_EPS = 1e-6  # s: tolerance of the due test, as upstream
 MAX_CONSTANTS = 64  # cached sensor-batch constants (SensorContext.constants) before the cache starts over
@@ -76,7 +76,7 @@ class SensorContext:
         dt: the physics timestep (s). raycast_scene: the ray-castable geometry (lazy).
     """
 
-    def __init__(self, world: World, physics: Physics) -> None:
+    def __init__(self, world: WorldModel, physics: Physics) -> None:
         self.world = world
         self.physics = physics
         self.rng = world.rng
@@ -156,7 +156,7 @@ class SensorScheduler:
     """Fires the sensors of a world on time. Classes that produce no observations are listed in :attr:`not_simulated`.
     Setting :attr:`enabled` to False stops all sampling (physics-only benchmarks and batch runs)."""
 
-    def __init__(self, world: World, physics: Physics) -> None:
+    def __init__(self, world: WorldModel, physics: Physics) -> None:
         self.enabled = True
         self.world = world
         self.ctx = SensorContext(world, physics)

@@ -77,7 +77,7 @@ from mvsim_core.sensors.raycast.solids import (
 
 if TYPE_CHECKING:
     from mvsim_core.dynamics.physics import Physics
-    from mvsim_core.world import World
+    from mvsim_core.world_model import WorldModel
 
 GRID_WALL_HEIGHT = CELL_HEIGHT
 """m: occupied cells of occupancy grids are boxes from z = 0 to this height (one value for every sensor)."""
@@ -358,7 +358,7 @@ class RaycastScene3D:
             False (see the module docstring).
     """
 
-    def __init__(self, world: World, physics: Physics | None = None, grids: list[GridCaster] | None = None,
+    def __init__(self, world: WorldModel, physics: Physics | None = None, grids: list[GridCaster] | None = None,
                  *, n_sectors: int = N_SECTORS, parallel: bool = False, embree: bool | None = None) -> None:
         """Prepare the scene of ``world``; ``physics`` gives the live poses (None: the objects' declared poses).
         ``grids``: prepared casters of the world's occupancy grids (e.g. shared with the 2D scene), else built.
@@ -413,7 +413,7 @@ class RaycastScene3D:
         self._build()
 
     @classmethod
-    def from_world(cls, world: World, physics: Physics | None = None, **kwargs: Any) -> RaycastScene3D:
+    def from_world(cls, world: WorldModel, physics: Physics | None = None, **kwargs: Any) -> RaycastScene3D:
         """The scene of ``world`` (static parts prepared now; moving ones placed at each :meth:`cast`)."""
         return cls(world, physics, **kwargs)
 

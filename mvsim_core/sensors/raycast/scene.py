@@ -56,7 +56,7 @@ from mvsim_core.sensors.raycast.solids import C_OWNER, hit_mesh_solid
 if TYPE_CHECKING:
     from mvsim_core.dynamics.physics import Physics
     from mvsim_core.sensors.raycast.rays3d import RaycastScene3D
-    from mvsim_core.world import World
+    from mvsim_core.world_model import WorldModel
 
 
 @njit(cache=True)
@@ -101,7 +101,7 @@ class RaycastScene:
         scene_3d: the 3D scene whose mesh solids those rays meet (None until needed; the sensors share theirs).
     """
 
-    def __init__(self, world: World, physics: Physics | None = None) -> None:
+    def __init__(self, world: WorldModel, physics: Physics | None = None) -> None:
         """Prepare the scene of ``world``; ``physics`` gives the live poses (None: the objects' declared poses)."""
         from mvsim_core.elements.occupancy_grid import OccupancyGrid
 
@@ -142,7 +142,7 @@ class RaycastScene:
         self._wheel_yaw0 = np.array([w.yaw for v in self._vehicles for w in v.wheels], dtype=np.float64)
 
     @classmethod
-    def from_world(cls, world: World, physics: Physics | None = None) -> RaycastScene:
+    def from_world(cls, world: WorldModel, physics: Physics | None = None) -> RaycastScene:
         """The scene of ``world`` (static parts prepared now; moving ones placed at each :meth:`cast`)."""
         return cls(world, physics)
 

@@ -35,11 +35,14 @@ keeps only its ambient light.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mvsim_core.io.png_chunks import png_chunk_problem
+
+if TYPE_CHECKING:
+    from mvsim_core.world_model import WorldModel
 
 SKY_LAYERS = ("Front", "Back", "Left", "Right", "Up", "Down")
 """Order of the skybox faces in the uploaded texture array (layer index = position)."""
@@ -49,7 +52,7 @@ SENSOR_EYE_DISTANCE = 10.0
 """Eye–target distance (m) taken for sensor cameras when sizing the shadow map (they have no orbit target)."""
 
 
-def skybox_faces(world: Any) -> np.ndarray | None:
+def skybox_faces(world: WorldModel) -> np.ndarray | None:
     """The faces of the world's first complete skybox as a (6, N, N, 4) uint8 array in :data:`SKY_LAYERS` order,
     row 0 of each = the *bottom* of its picture; None when the world has none (or an image cannot be read)."""
     from PIL import Image

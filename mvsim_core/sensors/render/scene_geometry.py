@@ -81,7 +81,7 @@ from mvsim_core.sensors.render.mesh_primitives import rgba as rgba
 
 if TYPE_CHECKING:
     from mvsim_core.dynamics.physics import Physics
-    from mvsim_core.world import World
+    from mvsim_core.world_model import WorldModel
 
 OCCUPANCY_HEIGHT = CELL_HEIGHT
 """Height (m) of the boxes drawn for occupied occupancy-grid cells (the 3D lidars' height; the 2D lidar treats them
@@ -170,7 +170,7 @@ class SceneGeometry:
         warnings: visual models that could not be loaded (their objects fall back to prisms).
     """
 
-    def __init__(self, world: World, physics: Physics | None = None, *, ground_grids: bool = True,
+    def __init__(self, world: WorldModel, physics: Physics | None = None, *, ground_grids: bool = True,
                  visual_only: bool = True) -> None:
         self.world = world
         self.physics = physics
