@@ -113,6 +113,8 @@ class Lidar2D(Sensor):
     """
 
     xml_class: ClassVar[str] = "laser"
+    _angles_cache: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+    """(angles, float32 angles, cosines, sines) of :meth:`_nominal_angles`, None until first asked (per sensor)."""
     name_prefix: ClassVar[str] = "laser"
     POSE_TAGS: ClassVar[tuple[str, ...]] = ("pose", "pose_3d", "height")
     DEFAULT_POSE: ClassVar[Pose3D] = (0.0, 0.0, 0.05, 0.0, 0.0, 0.0)
@@ -240,12 +242,12 @@ class Lidar2D(Sensor):
     def _nominal_angles(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """:meth:`angles` as float64 and float32, and their cosines and sines, computed once (the parameters do not
         change after loading)."""
-        cached = self.__dict__.get("_angles_cache")
+        cached = self._angles_cache
         if cached is None:
             a = self.angles()
             a32 = a.astype(np.float32)
             a32.flags.writeable = False  # shared by every scan of this sensor
-            cached = self.__dict__["_angles_cache"] = (a, a32, np.cos(a), np.sin(a))
+            cached = self._angles_cache = (a, a32, np.cos(a), np.sin(a))
         return cached
 
     def details(self) -> str:

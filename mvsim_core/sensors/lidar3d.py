@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -49,6 +49,10 @@ from mvsim_core.sensors.base import Sensor, count_param, own_normals
 from mvsim_core.sensors.outputs import Output, OutputKind
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.params import Kind, Param
+
+if TYPE_CHECKING:
+    from mvsim_core.sensors.raycast.rays3d import RaycastScene3D
+    from mvsim_core.sensors.scheduler import SensorContext
 
 
 @dataclass
@@ -114,6 +118,8 @@ class Lidar3D(Sensor):
     """
 
     xml_class: ClassVar[str] = "lidar3d"
+    _beam_cache: tuple[np.ndarray, np.ndarray] | None = None
+    """(ray directions, float32 elevations) of :meth:`_beam_tables`, None until first asked (per sensor)."""
     name_prefix: ClassVar[str] = "laser"
     COUNTS: ClassVar[tuple[str, ...]] = ("vert_nrays", "horz_nrays")
     PARAMS: ClassVar[tuple[Param, ...]] = (
@@ -199,7 +205,7 @@ class Lidar3D(Sensor):
 
     def _beam_tables(self) -> tuple[np.ndarray, np.ndarray]:
         """(ray directions, float32 elevations), computed once (the parameters do not change after loading)."""
-        cached = self.__dict__.get("_beam_cache")
+        cached = self._beam_cache
         if cached is None:
             el = self.vertical_angles()
             n = self.horz_nrays
@@ -209,8 +215,7 @@ class Lidar3D(Sensor):
             d[:, :, 0] = np.cos(az)[:, None] * ce
             d[:, :, 1] = np.sin(az)[:, None] * ce
             d[:, :, 2] = se
-            cached = self.__dict__["_beam_cache"] = (np.ascontiguousarray(d.reshape(-1, 3)),
-                                                     el.astype(np.float32))
+            cached = self._beam_cache = (np.ascontiguousarray(d.reshape(-1, 3)), el.astype(np.float32))
         return cached
 
     # ------------------------------------------------------------------ description
@@ -301,10 +306,10 @@ class Lidar3D(Sensor):
 _NO_NOISE = np.zeros(0)
 
 
-def scene_3d(ctx: Any) -> Any:
+def scene_3d(ctx: SensorContext) -> RaycastScene3D:
     """The :class:`~mvsim_core.sensors.raycast.rays3d.RaycastScene3D` of a sensor context, built on first use and
     kept on the context (occupancy grids shared with the 2D scene when the world has any)."""
-    scene = ctx.__dict__.get("_raycast_scene_3d")
+    scene = ctx.scene_3d
     if scene is None:
         from mvsim_core.elements.occupancy_grid import OccupancyGrid
         from mvsim_core.sensors.raycast.rays3d import RaycastScene3D
@@ -312,14 +317,14 @@ def scene_3d(ctx: Any) -> Any:
         grids = None
         if any(isinstance(el, OccupancyGrid) for el in ctx.world.elements):
             grids = ctx.raycast_scene.grids
-        scene = ctx.__dict__["_raycast_scene_3d"] = RaycastScene3D.from_world(ctx.world, ctx.physics, grids=grids)
+        scene = ctx.scene_3d = RaycastScene3D.from_world(ctx.world, ctx.physics, grids=grids)
     return scene
 
 
-def _ray_table(scene: Any, lidars: list[Lidar3D]) -> tuple[np.ndarray, np.ndarray]:
+def _ray_table(scene: RaycastScene3D, lidars: list[Lidar3D]) -> tuple[np.ndarray, np.ndarray]:
     """The sensor-frame ray directions of ``lidars`` concatenated, and their (S + 1,) row offsets; cached on the
     scene per list of sensors (the same lidars are usually due together)."""
-    cache = scene.__dict__.setdefault("_ray_tables", {})
+    cache = scene.ray_tables
     key = tuple(id(s) for s in lidars)
     hit = cache.get(key)
     if hit is None:

@@ -31,13 +31,13 @@ from mvsim_core.sensors import demand
 if TYPE_CHECKING:
     from mvsim_core.dynamics.physics import Physics
     from mvsim_core.sensors.base import Sensor
+    from mvsim_core.sensors.raycast.rays3d import RaycastScene3D
+    from mvsim_core.sensors.raycast.scene import RaycastScene
+    from mvsim_core.sensors.render.renderer import SceneRenderer
     from mvsim_core.world_model import WorldModel
 
 SAMPLE_EPS = 1e-6  # s: tolerance of the due test, as upstream
 MAX_CONSTANTS = 64  # cached sensor-batch constants (SensorContext.constants) before the cache starts over
-SCENE_CACHES = ("_raycast_scene", "_raycast_scene_3d", "_scene_renderer")
-"""Attributes of a :class:`SensorContext` holding geometry built on first use from the world and its physics: the 2D
-and 3D ray-casting scenes and the camera renderer (each has a ``physics``, or a ``scene`` that has one)."""
 
 
 @njit(cache=True)
@@ -72,9 +72,19 @@ class SensorContext:
     """What a sensor may read while sampling: the world, its physics state and the seeded generator.
 
     Attributes:
-        world: the World. physics: its Physics. rng: the world's :class:`~mvsim_core.rng.WorldRandom`.
-        dt: the physics timestep (s). raycast_scene: the ray-castable geometry (lazy).
+        world: the world (:class:`~mvsim_core.world_model.WorldModel`). physics: its Physics. rng: the world's
+            :class:`~mvsim_core.rng.WorldRandom`. dt: the physics timestep (s). raycast_scene: the ray-castable
+            geometry (lazy).
+        scene_3d: the 3D lidars' :class:`~mvsim_core.sensors.raycast.rays3d.RaycastScene3D`, None until
+            :func:`mvsim_core.sensors.lidar3d.scene_3d` builds it on first use.
+        renderer: the cameras' :class:`~mvsim_core.sensors.render.renderer.SceneRenderer`, None until
+            :func:`mvsim_core.sensors.render.renderer.renderer_for` builds it on first use.
+
+    The attributes are slots: nothing can be attached to a context from outside.
     """
+
+    __slots__ = ("world", "physics", "rng", "dt", "scene_3d", "renderer", "_vehicle_index", "_raycast_scene",
+                 "_constants", "_objects")
 
     def __init__(self, world: WorldModel, physics: Physics) -> None:
         self.world = world
@@ -82,7 +92,9 @@ class SensorContext:
         self.rng = world.rng
         self.dt = world.timestep
         self._vehicle_index = {name: k for k, name in enumerate(physics.names)}
-        self._raycast_scene: Any = None
+        self._raycast_scene: RaycastScene | None = None
+        self.scene_3d: RaycastScene3D | None = None
+        self.renderer: SceneRenderer | None = None
         self._constants: dict[tuple, Any] = {}
         self._objects = (*world.vehicles.values(), None, *world.blocks.values(), None, *world.actors.values())
 
@@ -98,7 +110,7 @@ class SensorContext:
         return c
 
     @property
-    def raycast_scene(self) -> Any:
+    def raycast_scene(self) -> RaycastScene:
         """The world's :class:`~mvsim_core.sensors.raycast.scene.RaycastScene`, built on first use (static parts
         once; moving bodies are placed at each cast)."""
         if self._raycast_scene is None:
@@ -117,11 +129,15 @@ class SensorContext:
         if len(old._objects) != len(self._objects) or any(x is not y for x, y in zip(old._objects, self._objects,
                                                                                         strict=True)):
             return
-        for key in SCENE_CACHES:
-            cached = old.__dict__.get(key)
-            if cached is not None:
-                getattr(cached, "scene", cached).physics = self.physics  # a renderer draws its scene geometry
-                self.__dict__[key] = cached
+        if old._raycast_scene is not None:
+            old._raycast_scene.physics = self.physics
+            self._raycast_scene = old._raycast_scene
+        if old.scene_3d is not None:
+            old.scene_3d.physics = self.physics
+            self.scene_3d = old.scene_3d
+        if old.renderer is not None:
+            old.renderer.scene.physics = self.physics  # a renderer draws its scene geometry
+            self.renderer = old.renderer
 
     def vehicle_index(self, sensor: Sensor) -> int:
         """Row of the sensor's vehicle in the physics arrays, or −1 for a standalone sensor."""

@@ -372,6 +372,9 @@ class RaycastScene3D:
         self.physics = physics
         self.n_sectors = int(n_sectors)
         self.parallel = parallel
+        self.ray_tables: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
+        """Sensor-frame ray directions of lists of 3D lidars (by their ids) and their row offsets
+        (the ray tables of :mod:`mvsim_core.sensors.lidar3d`, kept here per list of sensors)."""
         rows: list[list[float]] = []
         self._moving_planes: list[tuple[int, HorizontalPlane]] = []  # (row, animated plane: an elevator)
         for el in world.elements:

@@ -36,7 +36,7 @@ import math
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -52,6 +52,10 @@ from mvsim_core.sensors.render.looks import (
 )
 from mvsim_core.sensors.render.mesh_primitives import TextureImage
 from mvsim_core.sensors.render.scene_geometry import PackedScene, SceneGeometry
+
+if TYPE_CHECKING:
+    from mvsim_core.sensors.scheduler import SensorContext
+    from mvsim_core.world_model import WorldModel
 
 BACKGROUND: tuple[int, int, int] = (153, 153, 153)
 """Colour (RGB 0..255) of pixels that see nothing (MRPT's default viewport background, 0.6 grey)."""
@@ -229,7 +233,7 @@ class Lighting:
     ambient: float
 
     @classmethod
-    def from_world(cls, world: Any) -> Lighting:
+    def from_world(cls, world: WorldModel) -> Lighting:
         """The light of ``world.lights`` (upstream defaults when absent)."""
         lights = getattr(world, "lights", None) or {}
         az = float(lights.get("light_azimuth_deg", math.radians(45.0)))
@@ -824,14 +828,14 @@ class SceneRenderer:
 
 
 # ---------------------------------------------------------------------------------------------------- per world
-def renderer_for(ctx: Any) -> SceneRenderer:
+def renderer_for(ctx: SensorContext) -> SceneRenderer:
     """The renderer of the world a :class:`~mvsim_core.sensors.scheduler.SensorContext` samples from, built on first
     use (scene geometry from the world and its live physics, without the visual-only blocks that only the viewer
     draws) and kept on the context."""
-    r = ctx.__dict__.get("_scene_renderer")
+    r = ctx.renderer
     if r is None:
         scene = SceneGeometry(ctx.world, ctx.physics, visual_only=False)
         ctx.world.warnings.extend(w for w in scene.warnings if w not in ctx.world.warnings)
         r = SceneRenderer(scene)
-        ctx.__dict__["_scene_renderer"] = r
+        ctx.renderer = r
     return r
