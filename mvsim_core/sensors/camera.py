@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -29,6 +29,9 @@ from mvsim_core.sensors.base import Pose3D, Sensor, count_param
 from mvsim_core.sensors.outputs import Output, OutputKind
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.params import Kind, Param
+
+if TYPE_CHECKING:
+    from mvsim_core.sensors.scheduler import SensorContext
 
 MAX_IMAGE_SIDE = 16384
 """Widest and highest image (px): the smallest framebuffer size OpenGL 4 guarantees."""
@@ -201,7 +204,7 @@ class Camera(PinholeAccessors, Sensor):
 
     # ------------------------------------------------------------------ simulation
     @classmethod
-    def sample_batch(cls, sensors: list[Sensor], ctx: Any, t: float) -> list[CameraImage]:
+    def sample_batch(cls, sensors: list[Sensor], ctx: SensorContext, t: float) -> list[CameraImage]:
         """Images of all ``sensors`` (cameras due at simulated time ``t``, s), rendered one after the other from the
         world's shared offscreen renderer (the scene is uploaded once per world; node poses once per call).
 
@@ -226,7 +229,7 @@ class Camera(PinholeAccessors, Sensor):
                                    frame=s.name))
         return out
 
-    def sample(self, ctx: Any, t: float) -> CameraImage:
+    def sample(self, ctx: SensorContext, t: float) -> CameraImage:
         """One image at simulated time ``t`` (s); see :meth:`sample_batch`."""
         return self.sample_batch([self], ctx, t)[0]
 

@@ -42,6 +42,7 @@ from mvsim_core.sensors.outputs import Output, OutputKind
 from mvsim_core.xml.params import Kind, Param
 
 if TYPE_CHECKING:
+    from mvsim_core.sensors.scheduler import SensorContext
     from mvsim_core.world_model import WorldModel
 
 # ---------------------------------------------------------------------- WGS84
@@ -199,7 +200,7 @@ class GnssFix:
     hdop: float = field(default=0.0)
 
 
-def fix_or_no_fix(sensor: Any) -> Any:
+def fix_or_no_fix(sensor: Sensor) -> Any:
     """A GNSS's latest sample: its fix (``last``), else its latest sample without one (``last_no_fix``; None
     before any)."""
     return sensor.last if sensor.last is not None else getattr(sensor, "last_no_fix", None)
@@ -262,7 +263,7 @@ class Gnss(Sensor):
         self.last_no_fix = copy.deepcopy(saved["last_no_fix"])
 
     # ------------------------------------------------------------------ simulation
-    def sample(self, ctx: Any, t: float) -> GnssFix | None:
+    def sample(self, ctx: SensorContext, t: float) -> GnssFix | None:
         """The fix at simulated time ``t`` (s), or None where there is none (see the module docstring)."""
         world = ctx.world
         geo = world.georeference

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -32,6 +32,9 @@ from mvsim_core.sensors.base import Sensor
 from mvsim_core.sensors.imu_noise import ImuNoiseModel
 from mvsim_core.sensors.outputs import Output, OutputKind
 from mvsim_core.xml.params import Kind, Param
+
+if TYPE_CHECKING:
+    from mvsim_core.sensors.scheduler import SensorContext
 
 
 @dataclass
@@ -155,7 +158,7 @@ class Imu(Sensor):
         return "with orientation" if self.params["measure_orientation"] else ""
 
     # ------------------------------------------------------------------ simulation
-    def true_signals(self, ctx: Any, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def true_signals(self, ctx: SensorContext, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Noise-free (angular velocity rad/s, specific force m/s², R_ws 3×3) at time ``t`` (s); updates the history.
 
         The sensor point's acceleration comes from its velocity in the (rotating) vehicle frame,
@@ -199,7 +202,7 @@ class Imu(Sensor):
         self._prev_tilt = (pitch, roll)
         return r_ws.T @ omega_world, r_ws.T @ f_world, r_ws
 
-    def sample(self, ctx: Any, t: float) -> ImuReading:
+    def sample(self, ctx: SensorContext, t: float) -> ImuReading:
         """One reading at simulated time ``t`` (s); see the module docstring for the model."""
         dt = t - self._prev_t
         gyro, accel, r_ws = self.true_signals(ctx, t)

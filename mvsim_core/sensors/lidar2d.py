@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -40,6 +40,9 @@ from mvsim_core.sensors.base import Pose3D, Sensor, count_param, own_normals
 from mvsim_core.sensors.outputs import Output, OutputKind
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.params import Kind, Param
+
+if TYPE_CHECKING:
+    from mvsim_core.sensors.scheduler import SensorContext
 
 _NO_NOISE = np.zeros(0)
 """Empty normals / sigmas: no range noise in a batch."""
@@ -149,7 +152,7 @@ class Lidar2D(Sensor):
 
     # ------------------------------------------------------------------ simulation
     @classmethod
-    def sample_batch(cls, sensors: list[Sensor], ctx: Any, t: float) -> list[LaserScan]:
+    def sample_batch(cls, sensors: list[Sensor], ctx: SensorContext, t: float) -> list[LaserScan]:
         """Scans of all ``sensors`` (lidars due at simulated time ``t``, s), cast together in one scene call.
 
         Each lidar draws its noise from its own generator (:attr:`~mvsim_core.sensors.base.Sensor.rng`): first the
@@ -194,7 +197,7 @@ class Lidar2D(Sensor):
         return [LaserScan(stamp, ranges[a:b], valid[a:b], a32, (p[0], p[1], p[2], y, pi, r), max_range, name, min_range)
                 for (a, b, a32, max_range, name, min_range), (p, y, pi, r) in zip(c.scans, poses, strict=True)]
 
-    def sample(self, ctx: Any, t: float) -> LaserScan:
+    def sample(self, ctx: SensorContext, t: float) -> LaserScan:
         """One scan at simulated time ``t`` (s); see :meth:`sample_batch`."""
         return self.sample_batch([self], ctx, t)[0]
 
@@ -298,7 +301,7 @@ class _BatchConstants:
     range_sigmas: list[float]
 
 
-def _batch_constants(lidars: list[Lidar2D], ctx: Any) -> _BatchConstants:
+def _batch_constants(lidars: list[Lidar2D], ctx: SensorContext) -> _BatchConstants:
     """The :class:`_BatchConstants` of ``lidars`` (``ctx``: the sensor context, for the vehicle rows)."""
     counts = np.array([s.nrays for s in lidars], dtype=np.int64)
 

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -152,7 +152,7 @@ class Lidar3D(Sensor):
 
     # ------------------------------------------------------------------ simulation
     @classmethod
-    def sample_batch(cls, sensors: list[Sensor], ctx: Any, t: float) -> list[PointCloud3D]:
+    def sample_batch(cls, sensors: list[Sensor], ctx: SensorContext, t: float) -> list[PointCloud3D]:
         """Sweeps of all ``sensors`` (3D lidars due at simulated time ``t``, s), cast together in one scene call.
 
         Range noise is drawn by each lidar from its own generator (:attr:`~mvsim_core.sensors.base.Sensor.rng`), in
@@ -194,7 +194,7 @@ class Lidar3D(Sensor):
                                     frame=s.name))
         return out
 
-    def sample(self, ctx: Any, t: float) -> PointCloud3D:
+    def sample(self, ctx: SensorContext, t: float) -> PointCloud3D:
         """One sweep at simulated time ``t`` (s); see :meth:`sample_batch`."""
         return self.sample_batch([self], ctx, t)[0]
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -43,6 +43,9 @@ from mvsim_core.sensors.camera import (
 from mvsim_core.sensors.outputs import Output, OutputKind
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.params import Kind, Param
+
+if TYPE_CHECKING:
+    from mvsim_core.sensors.scheduler import SensorContext
 
 RGB_WRT_DEPTH_DEFAULT: Pose3D = (0.0, 0.0, 0.0, math.radians(-90.0), 0.0, math.radians(-90.0))
 """Default pose of the RGB optical frame relative to the depth sensor frame (m, rad)."""
@@ -152,7 +155,7 @@ class RgbdCamera(PinholeAccessors, Sensor):
 
     # ------------------------------------------------------------------ simulation
     @classmethod
-    def sample_batch(cls, sensors: list[Sensor], ctx: Any, t: float) -> list[RgbdObservation]:
+    def sample_batch(cls, sensors: list[Sensor], ctx: SensorContext, t: float) -> list[RgbdObservation]:
         """Observations of all ``sensors`` (RGB-D cameras due at simulated time ``t``, s), one after the other, from
         the world's shared offscreen renderer. Depth noise is drawn by each camera from its own generator: H×W standard
         normals when it senses depth with ``depth_noise_sigma`` > 0.
@@ -202,7 +205,7 @@ class RgbdCamera(PinholeAccessors, Sensor):
                 depth_resolution=float(p["depth_resolution"]), frame=s.name))
         return out
 
-    def sample(self, ctx: Any, t: float) -> RgbdObservation:
+    def sample(self, ctx: SensorContext, t: float) -> RgbdObservation:
         """One observation at simulated time ``t`` (s); see :meth:`sample_batch`."""
         return self.sample_batch([self], ctx, t)[0]
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -35,6 +35,9 @@ if TYPE_CHECKING:
     from mvsim_core.sensors.raycast.scene import RaycastScene
     from mvsim_core.sensors.render.renderer import SceneRenderer
     from mvsim_core.world_model import WorldModel
+
+S = TypeVar("S", bound="Sensor")  # a sensor class, for lists of sensors of one class
+T = TypeVar("T")
 
 SAMPLE_EPS = 1e-6  # s: tolerance of the due test, as upstream
 MAX_CONSTANTS = 64  # cached sensor-batch constants (SensorContext.constants) before the cache starts over
@@ -98,7 +101,7 @@ class SensorContext:
         self._constants: dict[tuple, Any] = {}
         self._objects = (*world.vehicles.values(), None, *world.blocks.values(), None, *world.actors.values())
 
-    def constants(self, key: str, sensors: list[Sensor], build: Callable[[list[Sensor]], Any]) -> Any:
+    def constants(self, key: str, sensors: list[S], build: Callable[[list[S]], T]) -> T:
         """``build(sensors)``, computed once per ``key`` and list of sensors (the same sensors tend to be due
         together step after step): per-ray and per-sensor arrays that only depend on parameters fixed at load."""
         ck = (key, *map(id, sensors))
@@ -152,7 +155,7 @@ class SensorContext:
         """Sensor frame in the world: rotation (3×3) and position (3,) in m."""
         return compose_rt(self.host_pose(sensor), sensor.pose)
 
-    def sensor_poses(self, sensors: list[Sensor]) -> tuple[np.ndarray, np.ndarray]:
+    def sensor_poses(self, sensors: list[S]) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`sensor_pose` of several sensors at once: rotations (n, 3, 3) and positions (n, 3) in m."""
         ph = self.physics
         rows, rs, ts = self.constants("poses", sensors, self._pose_constants)
@@ -160,7 +163,7 @@ class SensorContext:
         host_poses(ph.state, ph.z, ph.pitch, ph.roll, rows, host, rh)
         return rh @ rs, host[:, :3] + np.einsum("nij,nj->ni", rh, ts)
 
-    def _pose_constants(self, sensors: list[Sensor]) -> tuple:
+    def _pose_constants(self, sensors: Sequence[Sensor]) -> tuple:
         """The sensors' vehicle rows (−1 for a standalone sensor) and their own rotations (n, 3, 3) and positions
         (n, 3) on their vehicles (m)."""
         k = np.array([self.vehicle_index(s) for s in sensors], dtype=np.int64)
