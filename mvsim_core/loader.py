@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mvsim_core.errors import WorldFileError
 from mvsim_core.rng import WorldRandom
@@ -34,6 +34,9 @@ from mvsim_core.xml.node import XmlNode
 from mvsim_core.xml.overrides import Overrides, OverrideValue
 from mvsim_core.xml.params import parse_value, read_params, warn_unknown_children
 from mvsim_core.xml.parser import parse_text, read_text_file
+
+if TYPE_CHECKING:
+    from mvsim_core.sensors.base import Sensor
 
 STANDALONE_SENSOR_HOST = "__standaloneSensorHost"
 _VERSION = re.compile(r"\s*\d+\.\d+\s*$")
@@ -194,7 +197,7 @@ def object_charges(obj: Any, node: XmlNode, kind: str | None = None) -> list[Cha
     return [charge("joint", mb.JOINT_BYTES)]
 
 
-def sensor_array_bytes(sensor: Any) -> int:
+def sensor_array_bytes(sensor: Sensor) -> int:
     """Bytes of the per-ray or per-pixel arrays ``sensor`` allocates once started: its rays times its class's
     ``RAY_BYTES`` (2D and 3D lidars), its pixels times :data:`~mvsim_core.sensors.camera.PIXEL_BYTES` (a camera;
     both images of an RGB-D camera that senses both), else 0."""

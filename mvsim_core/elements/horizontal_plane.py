@@ -13,13 +13,16 @@ A plane stays horizontal and axis-aligned: its poses and keyframes may only tran
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from mvsim_core.elements.base import WorldElement, check_cull_face, check_ordered, child_node, resolve_asset
 from mvsim_core.geometry.extent import Extent
 from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.params import Kind, Param
 from mvsim_core.xml.simulable import Keyframe, parse_simulable
+
+if TYPE_CHECKING:
+    from mvsim_core.dynamics.physics import Physics
 
 
 class HorizontalPlane(WorldElement):
@@ -75,7 +78,7 @@ class HorizontalPlane(WorldElement):
         """It has keyframes: the physics moves it every step (an elevator, a moving floor)."""
         return bool(self.keyframes)
 
-    def attach_track(self, physics: Any, k: int) -> None:
+    def attach_track(self, physics: Physics, k: int) -> None:
         """Read the pose from row ``k`` of ``physics.anim_poses`` from now on."""
         self._track = (physics, k)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,6 +25,9 @@ from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.node import XmlNode
 from mvsim_core.xml.params import Kind, Param, ParamValues, parse_value, read_params, table_names
 from mvsim_core.xml.simulable import SIMULABLE_TAGS, Keyframe, SimulableSpec, parse_simulable
+
+if TYPE_CHECKING:
+    from mvsim_core.dynamics.physics import Physics
 
 ACTOR_PARAMS: tuple[Param, ...] = (
     Param("walking_speed", Kind.FLOAT, 1.4, "m/s", positive=True),
@@ -77,7 +80,7 @@ class Actor:
     has_init_pose: bool = False
     _track: tuple[Any, int] | None = field(default=None, repr=False, compare=False)
 
-    def attach_track(self, physics: Any, k: int) -> None:
+    def attach_track(self, physics: Physics, k: int) -> None:
         """Read the pose from row ``k`` of ``physics.anim_poses`` from now on (the physics drives it along its
         track: :meth:`mvsim_core.dynamics.physics.Physics.animate`); wiring: the physics calls it when it is built.
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,6 +28,9 @@ from mvsim_core.xml.context import ParseContext
 from mvsim_core.xml.node import XmlNode
 from mvsim_core.xml.params import Kind, Param, ParamValues, parse_value, read_params, table_names
 from mvsim_core.xml.simulable import SIMULABLE_TAGS, SimulableSpec, parse_simulable
+
+if TYPE_CHECKING:
+    from mvsim_core.dynamics.physics import Physics
 
 BLOCK_PARAMS: tuple[Param, ...] = (
     Param("mass", Kind.FLOAT, 30.0, "kg", positive=True),
@@ -168,7 +171,7 @@ class Block:
     collision: bool = False
     had_collision: bool = False
 
-    def attach_track(self, physics: Any, k: int) -> None:
+    def attach_track(self, physics: Physics, k: int) -> None:
         """Read the pose from row ``k`` of ``physics.anim_poses`` from now on (the physics drives it along its
         track: :meth:`mvsim_core.dynamics.physics.Physics.animate`); wiring: the physics calls it when it is built.
 

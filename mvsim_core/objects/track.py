@@ -7,13 +7,16 @@ physics attaches each such object once, when it is built, through :func:`checked
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mvsim_core import arguments as arg
 from mvsim_core.errors import ArgumentValueError
 
+if TYPE_CHECKING:
+    from mvsim_core.dynamics.physics import Physics
 
-def checked_track(physics: Any, k: Any, owner: str) -> tuple[Any, int]:
+
+def checked_track(physics: Physics, k: Any, owner: str) -> tuple[Any, int]:
     """``(physics, k)`` once checked: ``physics`` a Physics and ``k`` an existing row of its ``anim_poses``
     (``owner`` names the object in the errors, e.g. ``"block 'box1'"``).
 
