@@ -399,7 +399,7 @@ def _serve_world(world: World, args: argparse.Namespace, where: _Comms) -> World
     return comms
 
 
-def build_runner(world: Any, args: argparse.Namespace, viewer: Any = None, out: Any = None) -> Runner:
+def build_runner(world: World, args: argparse.Namespace, viewer: Any = None, out: Any = None) -> Runner:
     """The runner of ``mvsim launch``: the pacing options of ``args``, the status line (``--status-line``) on ``out``
     (stdout)."""
     return Runner(world, realtime_factor=args.realtime_factor, max_catchup=args.max_catchup, viewer=viewer,

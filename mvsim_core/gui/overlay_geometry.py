@@ -23,11 +23,16 @@ drawing by their observations' fields and ``viz_*`` parameters:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mvsim_core.geometry.rotations import rotations
+
+if TYPE_CHECKING:
+    from mvsim_core.dynamics.physics import Physics
+    from mvsim_core.sensors.base import Sensor
+    from mvsim_core.world import World
 
 LIDAR2D_COLOR = np.array([255, 0, 0, 255], dtype=np.uint8)
 """Colour of 2D lidar returns."""
@@ -50,27 +55,27 @@ def _to_world(pose: Any, local: np.ndarray) -> np.ndarray:
     return local @ r.T + p[:3]
 
 
-def _kinds(sensor: Any) -> set[Any]:
+def _kinds(sensor: Sensor) -> set[Any]:
     """The kinds (``OutputKind``) of a sensor's outputs."""
     from mvsim_core.sensors.outputs import outputs_of
 
     return {o.kind for o in outputs_of(sensor)}
 
 
-def _is_scan(sensor: Any) -> bool:
+def _is_scan(sensor: Sensor) -> bool:
     """Whether a sensor puts out planar scans (a 2D lidar)."""
     from mvsim_core.sensors.outputs import OutputKind
 
     return OutputKind.SCAN in _kinds(sensor)
 
 
-def _viz(sensor: Any, name: str) -> bool:
+def _viz(sensor: Sensor, name: str) -> bool:
     """A scan sensor's ``viz_*`` switch ``name`` (False for a sensor without that parameter)."""
     params = getattr(sensor, "params", None)
     return params is not None and name in params and bool(params[name])
 
 
-def drawn_sensors(world: Any) -> list[Any]:
+def drawn_sensors(world: World) -> list[Any]:
     """The sensors whose observations the sensor-point overlays draw (``<gui><show_sensor_points>``): every sensor of
     the vehicles with a scan or point cloud output (their points, or a 2D lidar's own rays and points)."""
     from mvsim_core.sensors.outputs import OutputKind
@@ -79,7 +84,7 @@ def drawn_sensors(world: Any) -> list[Any]:
     return [s for v in world.vehicles.values() for s in v.sensors.values() if _kinds(s) & drawn]
 
 
-def sensor_points(world: Any) -> tuple[np.ndarray, np.ndarray]:
+def sensor_points(world: World) -> tuple[np.ndarray, np.ndarray]:
     """World-frame points (N, 3) and colours (N, 4) of every lidar's latest observation (see the module docstring)."""
     chunks: list[np.ndarray] = []
     colours: list[np.ndarray] = []
@@ -109,17 +114,17 @@ def sensor_points(world: Any) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(chunks), np.concatenate(colours)
 
 
-def _own_points(sensor: Any) -> bool:
+def _own_points(sensor: Sensor) -> bool:
     """A 2D lidar that draws its returns itself (``viz_visiblePoints``)."""
     return _viz(sensor, "viz_visiblePoints")
 
 
-def _scan_colour(sensor: Any) -> np.ndarray:
+def _scan_colour(sensor: Sensor) -> np.ndarray:
     """(4,) RGBA of a 2D lidar's rays and points: ``viz_pointsColor``, opaque."""
     return np.array([*list(sensor.params["viz_pointsColor"])[:3], 255], dtype=np.uint8)
 
 
-def lidar2d_points(world: Any) -> list[tuple[np.ndarray, np.ndarray, float]]:
+def lidar2d_points(world: World) -> list[tuple[np.ndarray, np.ndarray, float]]:
     """Per 2D lidar with ``viz_visiblePoints`` on and a latest scan: its valid returns (N, 3) at the sensor pose of the
     scan (world frame, m), their colours (N, 4) and the point size ``viz_pointSize`` (px)."""
     out = []
@@ -137,7 +142,7 @@ def lidar2d_points(world: Any) -> list[tuple[np.ndarray, np.ndarray, float]]:
     return out
 
 
-def lidar2d_rays(world: Any) -> tuple[np.ndarray, np.ndarray]:
+def lidar2d_rays(world: World) -> tuple[np.ndarray, np.ndarray]:
     """Segments (2M, 3) and colours (2M, 4) from each 2D lidar (``viz_visibleLines`` on) to its latest valid
     returns, at the sensor pose of the scan (world frame, m)."""
     segs: list[np.ndarray] = []
@@ -176,13 +181,14 @@ def frustum_segments(rot: np.ndarray, pos: np.ndarray, k: Any, depth: float = FR
     return np.array(segs)
 
 
-def camera_frusta(world: Any) -> tuple[np.ndarray, np.ndarray]:
+def camera_frusta(world: World) -> tuple[np.ndarray, np.ndarray]:
     """Segments (2M, 3) and colours (2M, 4) of the frusta of every sensor with an image output (a camera: its image)
     or an RGB-D output (an RGB-D camera: its depth camera, in its optical frame), posed now."""
     from mvsim_core.sensors.outputs import OutputKind
     from mvsim_core.sensors.rgbd_camera import OPTICAL_WRT_SENSOR
 
-    cams, rgbd = [], []
+    cams: list[Any] = []  # cameras of either kind, read by their outputs' needs (intrinsics, depth_intrinsics)
+    rgbd: list[bool] = []
     for v in world.vehicles.values():
         for s in v.sensors.values():
             kinds = _kinds(s)
@@ -202,7 +208,7 @@ def camera_frusta(world: Any) -> tuple[np.ndarray, np.ndarray]:
     return out, np.broadcast_to(FRUSTUM_COLOR, (len(out), 4))
 
 
-def wheel_forces(physics: Any, scale: float) -> tuple[np.ndarray, np.ndarray]:
+def wheel_forces(physics: Physics, scale: float) -> tuple[np.ndarray, np.ndarray]:
     """Segments (2M, 3) and colours of the last friction force at every wheel: from the wheel's contact point
     (its x, y in the vehicle frame at ground level) along the force, ``scale`` m per N."""
     w = physics.wheels

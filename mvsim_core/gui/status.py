@@ -9,11 +9,14 @@ the teleop key help of its controller; and the last thing a key did. :func:`stat
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mvsim_core.errors import MvsimError
+
+if TYPE_CHECKING:
+    from mvsim_core.world import World
 
 PANEL_FONT_SIZE = 14
 """Font size (px) of the overlay text."""
@@ -25,7 +28,7 @@ PANEL_TEXT = (255, 255, 255, 255)
 """RGBA of the text."""
 
 
-def status_lines(world: Any, teleop: Any, rtf: float | None, fps: float | None = None,
+def status_lines(world: World, teleop: Any, rtf: float | None, fps: float | None = None,
                  follow: str = "", ortho: bool = False) -> list[str]:
     """The overlay's lines for ``world`` with ``teleop``'s selected vehicle.
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mvsim_core.dynamics.controllers import (
     AckermannRaw,
@@ -38,6 +38,10 @@ from mvsim_core.dynamics.controllers import (
     Controller,
     DifferentialRaw,
 )
+
+if TYPE_CHECKING:
+    from mvsim_core.objects.vehicles.base import Vehicle
+    from mvsim_core.world import World
 
 # the default steps, as the controller classes declare them (each class may override its own)
 TWIST_STEP = Controller.SPEED_STEP  # m/s per w/s press
@@ -56,7 +60,7 @@ class Teleop:
             start. last_message: what the last key did, for the status overlay.
     """
 
-    def __init__(self, world: Any) -> None:
+    def __init__(self, world: World) -> None:
         self.world = world
         self.selected = 0
         self.last_message = ""
@@ -89,8 +93,9 @@ class Teleop:
         return False
 
     # ------------------------------------------------------------------ loggers
-    def _logging(self, veh: Any, c: str) -> bool:
+    def _logging(self, veh: Vehicle, c: str) -> bool:
         log = veh.logger
+        assert log is not None  # made when the world starts (World.start), before any key reaches a vehicle
         if c == "l":
             if log.recording:
                 log.stop()
@@ -107,7 +112,7 @@ class Teleop:
         return True
 
     # ------------------------------------------------------------------ controllers
-    def _drive(self, veh: Any, c: str) -> bool:
+    def _drive(self, veh: Vehicle, c: str) -> bool:
         ctrl = veh.controller
         native = _native(ctrl)
         handler = KEY_HANDLERS.get(native) if native is not None else None
@@ -136,11 +141,11 @@ def _native(ctrl: Any) -> Command | None:
     return commands[0] if commands else None
 
 
-def _max_steer(veh: Any) -> float:
+def _max_steer(veh: Vehicle) -> float:
     return float(getattr(veh.dynamics, "max_steer", math.inf))
 
 
-def _twist_keys(veh: Any, ctrl: Any, c: str) -> str:
+def _twist_keys(veh: Vehicle, ctrl: Any, c: str) -> str:
     """w/s: vx ± SPEED_STEP; a/d: ω ± OMEGA_STEP; space: (0, 0, 0)."""
     sp = ctrl.setpoint
     vx, omega = sp.vx, sp.omega
@@ -153,7 +158,7 @@ def _twist_keys(veh: Any, ctrl: Any, c: str) -> str:
     return f"{veh.name}: v={vx:.2f} m/s, w={math.degrees(omega):.1f} deg/s"
 
 
-def _drive_keys(veh: Any, ctrl: Any, c: str) -> str:
+def _drive_keys(veh: Vehicle, ctrl: Any, c: str) -> str:
     """w/s: speed ± SPEED_STEP; a/d: steering ± STEER_STEP (clamped); space: speed 0."""
     speed, steer = ctrl.speed, ctrl.steer_angle
     if c == " ":
@@ -164,7 +169,7 @@ def _drive_keys(veh: Any, ctrl: Any, c: str) -> str:
     return f"{veh.name}: v={speed:.2f} m/s, steer={math.degrees(steer):.1f} deg"
 
 
-def _torque_keys(veh: Any, ctrl: Any, c: str) -> str:
+def _torque_keys(veh: Vehicle, ctrl: Any, c: str) -> str:
     """Torques ∓ TORQUE_STEP (w/s); a/d: steering ± STEER_STEP (clamped) or, without steering, left/right torques
     apart (a: left +, right −); space: torques 0."""
     d = ctrl.TORQUE_STEP

@@ -26,12 +26,15 @@ import sys
 import time
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mvsim_core.errors import MvsimError
 from mvsim_core.gui.orbit_camera import OrbitCamera
 from mvsim_core.gui.status import status_lines
 from mvsim_core.gui.teleop import Teleop
+
+if TYPE_CHECKING:
+    from mvsim_core.world import World
 
 BEHIND_BUDGET = 0.1
 """Largest share of wall time spent drawing while the simulation is behind its real-time schedule."""
@@ -83,7 +86,7 @@ class Viewer:
         ViewerUnavailableError: no window can be opened (no display, no glfw, no EGL); the message says which.
     """
 
-    def __init__(self, world: Any, *, title: str | None = None, width: int | None = None, height: int | None = None,
+    def __init__(self, world: World, *, title: str | None = None, width: int | None = None, height: int | None = None,
                  visible: bool = True) -> None:
         if not display_available():
             raise ViewerUnavailableError(f"no display to open a window on; needs {INSTALL_HINT}")

@@ -12,7 +12,7 @@ Both therefore get the very same pixels.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -20,6 +20,9 @@ from mvsim_core.errors import MvsimError
 from mvsim_core.gui import overlay_geometry
 from mvsim_core.gui.orbit_camera import OrbitCamera
 from mvsim_core.gui.status import TextPanel
+
+if TYPE_CHECKING:
+    from mvsim_core.world import World
 
 READER = "viewer"
 """The reader the view wants the sensors it draws as (``Sensor.want``, :mod:`mvsim_core.sensors.demand`)."""
@@ -46,7 +49,7 @@ class WorldView:
         RenderUnavailableError: no OpenGL context could be had (the message says what to install).
     """
 
-    def __init__(self, world: Any, camera: OrbitCamera | None = None, context: Any = None) -> None:
+    def __init__(self, world: World, camera: OrbitCamera | None = None, context: Any = None) -> None:
         from mvsim_core.gui.gl_draw import OverlayPainter
         from mvsim_core.sensors.render.renderer import SceneRenderer
         from mvsim_core.sensors.render.scene_geometry import SceneGeometry
@@ -185,7 +188,7 @@ def save_png(rgb: np.ndarray, path: str | Path) -> Path:
     return out
 
 
-def screenshot(world: Any, path: str | Path, width: int | None = None, height: int | None = None,
+def screenshot(world: World, path: str | Path, width: int | None = None, height: int | None = None,
                status: list[str] | None = None, camera: OrbitCamera | None = None) -> Path:
     """Render ``world`` as the viewer would (offscreen, no window or display needed) and save it as a PNG.
 

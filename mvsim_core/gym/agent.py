@@ -138,7 +138,7 @@ OBSERVABLE_CLASSES = ("laser", "lidar3d", "camera", "imu")
 have a view. Which sensors are observed is decided by their outputs' kinds, never by this list."""
 
 
-def sensor_view(sensor: Any) -> SensorView | None:
+def sensor_view(sensor: Sensor) -> SensorView | None:
     """The view of ``sensor``: that of its first output of a kind in :data:`SENSOR_VIEWS`; None when it has none."""
     for o in outputs_of(sensor):
         view = SENSOR_VIEWS.get(o.kind)

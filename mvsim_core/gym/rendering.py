@@ -13,11 +13,14 @@ OpenGL is imported at the first frame, not before.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mvsim_core.errors import MvsimError
+
+if TYPE_CHECKING:
+    from mvsim_core.world import World
 
 RENDER_MODES = ("human", "rgb_array")
 
@@ -33,7 +36,7 @@ class EnvRenderer:
         title: the window's title.
     """
 
-    def __init__(self, world: Any, mode: str, size: tuple[int, int] | None = None, fps: float = 0.0,
+    def __init__(self, world: World, mode: str, size: tuple[int, int] | None = None, fps: float = 0.0,
                  title: str | None = None) -> None:
         if mode not in RENDER_MODES:
             raise MvsimError(f"unknown render mode {mode!r}; modes: {', '.join(RENDER_MODES)}")

@@ -8,12 +8,15 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mvsim_core.io.trajectory_csv import COLUMNS, Schedule, schedule_command
 
+if TYPE_CHECKING:
+    from mvsim_core.world import World
 
-def record_schedule(world: Any, vehicle: str, schedule: Schedule, *, duration: float | None = None,
+
+def record_schedule(world: World, vehicle: str, schedule: Schedule, *, duration: float | None = None,
                     period: float = 0.1) -> tuple[list[str], list[list[float]]]:
     """Drive ``vehicle`` of ``world`` (a loaded :class:`mvsim_core.world.World`) through ``schedule``, its twist set
     before every physics step, and sample it every ``period`` s from t = 0 until ``duration`` (default: the
