@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ackermann_msgs.msg import AckermannDriveStamped
 from geometry_msgs.msg import Twist, TwistStamped
@@ -42,6 +42,10 @@ from mvsim_core.errors import CommandValueError, ControllerError
 from mvsim_ros2 import naming
 from mvsim_ros2.params import Options
 from mvsim_ros2.vehicle_publishers import VehicleLink
+
+if TYPE_CHECKING:
+    from mvsim_core.objects.vehicles.base import Vehicle
+    from mvsim_core.world import World
 
 POLL_PERIOD = 0.25
 """Wall seconds between two looks at the publishers of each ``cmd_vel`` (``cmd_vel_type`` auto)."""
@@ -86,7 +90,7 @@ class CommandInputs:
         cmd_vel: the ``cmd_vel`` input of every vehicle, in subscription order.
     """
 
-    def __init__(self, node: Any, world: Any, opts: Options | None = None) -> None:
+    def __init__(self, node: Any, world: World, opts: Options | None = None) -> None:
         self.node = node
         self.world = world
         self.opts = opts if opts is not None else Options()
@@ -112,7 +116,7 @@ class CommandInputs:
         if kind == "auto" and self._timer is None:
             self._timer = self.node.create_timer(POLL_PERIOD, self.poll_cmd_vel_types, clock=_steady_clock())
 
-    def _apply_limits(self, veh: Any) -> None:
+    def _apply_limits(self, veh: Vehicle) -> None:
         o = self.opts
         changes = {}
         if o.max_linear_speed > 0:

@@ -57,12 +57,17 @@ import logging
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mvsim_core.errors import MvsimError
 from mvsim_core.runner import Runner, StatusLine
 from mvsim_ros2.entry import Stopped, stop_signals
 from mvsim_ros2.params import PARAMS, ConfigError, Options, ParamSpec, resolve_world_file, usage
+
+if TYPE_CHECKING:
+    from mvsim_core.objects.vehicles.base import Vehicle
+    from mvsim_core.sensors.base import Sensor
+    from mvsim_core.world import World
 
 try:  # ROS 2 is optional at import time, so that `mvsim_node` can say clearly what is missing
     from nav_msgs.msg import MapMetaData
@@ -281,7 +286,7 @@ class MvsimNode(Node):
             self._all_markers_pub = self.create_publisher(MarkerArray, naming.CHASSIS_MARKERS_ALL,
                                                           naming.qos_latched(1))
 
-    def _make_vehicle(self, veh: Any) -> None:
+    def _make_vehicle(self, veh: Vehicle) -> None:
         o = self.opts
         prefix = naming.vehicle_prefix(veh.name, len(self.world.vehicles), o.force_publish_vehicle_namespace)
         link = vp.make_vehicle_link(self.counted_publisher, veh, prefix, o)
@@ -290,7 +295,7 @@ class MvsimNode(Node):
         for sensor in veh.sensors.values():
             self._make_sensor(link, sensor)
 
-    def _make_sensor(self, link: vp.VehicleLink, sensor: Any) -> None:
+    def _make_sensor(self, link: vp.VehicleLink, sensor: Sensor) -> None:
         """The sensor's publishers: one link per output, from its kind's row in
         :data:`mvsim_ros2.sensor_publishers.KIND_PUBLISHERS` (the class name only names the sensor in warnings)."""
         if not type(sensor).simulated:
@@ -383,7 +388,7 @@ class MvsimNode(Node):
         self._commands.watchdog(t, self.opts.base_watchdog_timeout)
 
     # ------------------------------------------------------------------ stepping
-    def _after_step(self, world: Any) -> None:
+    def _after_step(self, world: World) -> None:
         """Step listener: publish what is new after a step (sensors, the periodic state topics) and run the
         command watchdog. When something is due, /clock at the step's time goes out first (if it has not yet), so
         that no subscriber sees a stamp ahead of /clock; a step with nothing due publishes nothing."""

@@ -50,7 +50,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from contextlib import nullcontext
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from geometry_msgs.msg import TransformStamped
@@ -60,6 +60,12 @@ from visualization_msgs.msg import Marker, MarkerArray
 from mvsim_core.errors import MvsimError, one_line
 from mvsim_ros2 import conversions as cv
 from mvsim_ros2 import naming
+
+if TYPE_CHECKING:
+    from mvsim_core.objects.actor import Actor
+    from mvsim_core.objects.block import Block
+    from mvsim_core.objects.vehicles.base import Vehicle
+    from mvsim_core.world import World
 
 TOPICS: dict[str, bool] = {"runtime_objects": False, "runtime_overlays": True}
 """Subscription topic (relative: under the node's namespace) → whether its blocks are overlays (visual-only)."""
@@ -301,10 +307,10 @@ def start(node: Any) -> list[RuntimeObjects]:
     return [RuntimeObjects(node, topic, overlay) for topic, overlay in TOPICS.items()]
 
 
-def ground_truth_msg(world: Any, frame: str, t: float, msg: TFMessage | None = None) -> TFMessage:
+def ground_truth_msg(world: World, frame: str, t: float, msg: TFMessage | None = None) -> TFMessage:
     """``objects_ground_truth``: one transform from ``frame`` to each vehicle, block and actor (its name), stamped
     ``t`` (s); ``msg`` is refilled when its objects are the same, else a new message is made."""
-    objs = [*world.vehicles.values(), *world.blocks.values(), *world.actors.values()]
+    objs: list[Vehicle | Block | Actor] = [*world.vehicles.values(), *world.blocks.values(), *world.actors.values()]
     if msg is None or len(msg.transforms) != len(objs) or any(
             tf.child_frame_id != o.name for tf, o in zip(msg.transforms, objs, strict=True)):
         msg = TFMessage(transforms=[TransformStamped() for _ in objs])

@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sensor_msgs.msg import CameraInfo, Image, Imu, LaserScan, NavSatFix, PointCloud2
@@ -37,6 +37,9 @@ from mvsim_core.sensors.outputs import Output, latest, outputs_of
 from mvsim_ros2 import conversions as cv
 from mvsim_ros2 import naming
 from mvsim_ros2.audience import listened, unwatch, watch
+
+if TYPE_CHECKING:
+    from mvsim_core.sensors.base import Sensor
 
 READER = "ros"
 """The reader the node wants its sensors as (``Sensor.want``); a sensor's second and later outputs read as
@@ -70,7 +73,7 @@ class SensorLink:
     """Publishing state of one output of one sensor: ``publish`` is called with each ``observe(sensor)`` other than
     ``prev``; ``publishers``: its topics' publishers; ``reader``: what it wants the sensor as (:data:`READER`)."""
 
-    sensor: Any
+    sensor: Sensor
     publish: Publish
     prev: Any = None
     observe: Callable[[Any], Any] = latest
@@ -96,7 +99,7 @@ def unfollow_audience(link: SensorLink) -> None:
     link.sensor.unwant(link.reader)
 
 
-def sensor_frame(sensor: Any, t: float) -> list[Any]:
+def sensor_frame(sensor: Sensor, t: float) -> list[Any]:
     """``base_link`` → the sensor's frame (named as the sensor), at its pose on the vehicle."""
     return [cv.transform_msg(naming.BASE_FRAME, sensor.name, sensor.pose, t)]
 
@@ -239,23 +242,23 @@ KIND_PUBLISHERS: dict[OutputKind, KindPublisher] = {
 """Output kind → its ROS row; one per :class:`~mvsim_core.output_kind.OutputKind` (a test checks)."""
 
 
-def published_outputs(sensor: Any) -> list[Output]:
+def published_outputs(sensor: Sensor) -> list[Output]:
     """The outputs of a sensor that have a ROS row (in the sensor's order)."""
     return [o for o in outputs_of(sensor) if o.kind in KIND_PUBLISHERS]
 
 
-def sensor_topics(sensor: Any, topic_prefix: str) -> list[str]:
+def sensor_topics(sensor: Sensor, topic_prefix: str) -> list[str]:
     """Every topic of a sensor's published outputs, under ``topic_prefix`` (the vehicle's, ``<V>/`` or "")."""
     return [tp for o in published_outputs(sensor) for tp in output_topics(o, topic_prefix).values()]
 
 
-def sensor_static_tfs(sensor: Any, t: float) -> list[Any]:
+def sensor_static_tfs(sensor: Sensor, t: float) -> list[Any]:
     """The static frames of a sensor (``base_link`` → its frame, and each output's extra frames), unprefixed."""
     return [*sensor_frame(sensor, t),
             *(f for o in published_outputs(sensor) for f in KIND_PUBLISHERS[o.kind].static_tfs(o, t))]
 
 
-def output_link(ctx: PublishContext, sensor: Any, output: Output, topic_prefix: str,
+def output_link(ctx: PublishContext, sensor: Sensor, output: Output, topic_prefix: str,
                 reader: Hashable = READER) -> SensorLink:
     """The publishing state of one output of a sensor (its kind's publishers on the output's topics under
     ``topic_prefix``, frames prefixed as ``ctx`` says); ``output.kind`` must have a row."""
@@ -272,7 +275,7 @@ def output_link(ctx: PublishContext, sensor: Any, output: Output, topic_prefix: 
     return SensorLink(sensor, publish, observe=output.observe, publishers=made, reader=reader)
 
 
-def sensor_links(ctx: PublishContext, sensor: Any, topic_prefix: str) -> list[SensorLink]:
+def sensor_links(ctx: PublishContext, sensor: Sensor, topic_prefix: str) -> list[SensorLink]:
     """One link per published output of a sensor (:func:`output_link`; none for a sensor without outputs); the
     first wants the sensor as :data:`READER`, the i-th (i ≥ 1) as ``(READER, i)``."""
     return [output_link(ctx, sensor, o, topic_prefix, READER if i == 0 else (READER, i))

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from geometry_msgs.msg import Polygon, PoseArray, PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
@@ -45,6 +45,10 @@ from mvsim_ros2 import naming
 from mvsim_ros2.audience import listened
 from mvsim_ros2.params import Options
 from mvsim_ros2.sensor_publishers import sensor_static_tfs
+
+if TYPE_CHECKING:
+    from mvsim_core.objects.vehicles.base import Vehicle
+    from mvsim_core.world import World
 
 IDENTITY = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
@@ -76,7 +80,7 @@ class OutputLink:
 class VehicleLink:
     """Publishers, subscriptions and command state of one vehicle."""
 
-    vehicle: Any
+    vehicle: Vehicle
     prefix: str  # topic prefix ("<V>/" or "")
     frame_prefix: str = ""  # frame prefix ("<V>/" in a shared tf tree)
     pubs: dict[str, Any] = field(default_factory=dict)
@@ -154,7 +158,7 @@ VEHICLE_ENCODERS: dict[OutputKind, VehicleEncoder] = {
 """Vehicle output kind → its encoder (:data:`mvsim_core.outputs.VEHICLE_KINDS`)."""
 
 
-def _observe(ol: OutputLink, veh: Any) -> None:
+def _observe(ol: OutputLink, veh: Vehicle) -> None:
     """Take the output's sample of this period; an odometry's path history follows its pose."""
     s = ol.sample = ol.output.observe(veh)
     if ol.output.kind is OutputKind.ODOMETRY and s.drift is not None:
@@ -165,7 +169,7 @@ def _observe(ol: OutputLink, veh: Any) -> None:
         ol.prev = (ox, oy, oyaw)
 
 
-def make_vehicle_link(create_publisher: Callable[[Any, str, Any], Any], veh: Any, prefix: str,
+def make_vehicle_link(create_publisher: Callable[[Any, str, Any], Any], veh: Vehicle, prefix: str,
                       o: Options) -> VehicleLink:
     """The publishers of vehicle ``veh`` (topics under ``prefix``) and the messages they send, built once."""
     link = VehicleLink(veh, prefix, naming.frame_prefix(veh.name, o.shared_tf_tree))
@@ -283,7 +287,7 @@ def publish_periodic(link: VehicleLink, o: Options, t: float) -> int:
     return n
 
 
-def publish_log(link: VehicleLink, world: Any, create_publisher: Callable[[Any, str, Any], Any],
+def publish_log(link: VehicleLink, world: World, create_publisher: Callable[[Any, str, Any], Any],
                 history_len: int) -> int:
     """The CSV-logger columns of a recording vehicle as ``log/pose/<col>`` and ``log/wheel_<i>/<col>`` Float64
     topics (publishers made on first use). Returns the number of messages sent."""

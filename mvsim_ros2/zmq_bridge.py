@@ -10,12 +10,15 @@ Any other comms failure leaves ROS running (a warning says why).
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mvsim_ros2.params import ConfigError, Options
 
+if TYPE_CHECKING:
+    from mvsim_core.world import World
 
-def start(world: Any, o: Options, logger: Any, *, port_set: bool = False) -> tuple[Any, Any]:
+
+def start(world: World, o: Options, logger: Any, *, port_set: bool = False) -> tuple[Any, Any]:
     """Serve ``world`` over ZMQ if ``o.zmq_server`` (and mvsim_core.comms is available).
 
     Args:

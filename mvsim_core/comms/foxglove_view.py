@@ -41,7 +41,7 @@ import logging
 import math
 import queue
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -49,6 +49,9 @@ from mvsim_core.comms.errors import AddressInUse
 from mvsim_core.geometry.rotations import quaternion_from_ypr
 from mvsim_core.io.ros_names import BASE_FRAME, DEFAULT_WORLD_FRAME, output_topics, rgbd_frames, vehicle_prefix
 from mvsim_core.outputs import Output, OutputKind, outputs_of, vehicle_roles
+
+if TYPE_CHECKING:
+    from mvsim_core.world import World
 
 log = logging.getLogger(__name__)
 
@@ -173,7 +176,7 @@ class FoxgloveView:
         MvsimError: the address cannot be bound otherwise.
     """
 
-    def __init__(self, world: Any, *, host: str = LOOPBACK, port: int = DEFAULT_PORT) -> None:
+    def __init__(self, world: World, *, host: str = LOOPBACK, port: int = DEFAULT_PORT) -> None:
         import foxglove
         from foxglove import Capability, Context, ServerListener
         from foxglove.channels import FrameTransformsChannel, SceneUpdateChannel
@@ -275,7 +278,7 @@ class FoxgloveView:
         self._commands.put((vname, vx, vy, wz))
 
     # ------------------------------------------------------------------ the step listener (simulation thread)
-    def __call__(self, world: Any) -> None:
+    def __call__(self, world: World) -> None:
         """Apply the queued commands, then publish what is new; a failure to publish is said once and the
         simulation goes on (a live view never stops the run)."""
         try:
@@ -283,7 +286,7 @@ class FoxgloveView:
         except Exception as e:  # noqa: BLE001 (any failure of the view: logged once, the simulation goes on)
             self._say_once(f"Foxglove view: {type(e).__name__}: {e} (the simulation goes on)")
 
-    def _step(self, world: Any) -> None:
+    def _step(self, world: World) -> None:
         while True:
             try:
                 vname, vx, vy, wz = self._commands.get_nowait()
@@ -322,7 +325,7 @@ class FoxgloveView:
         if msg is not None:
             channel.log(msg, log_time=int(round(float(obs.stamp) * 1e9)))
 
-    def _publish_tf(self, world: Any, t: float) -> None:
+    def _publish_tf(self, world: World, t: float) -> None:
         from foxglove.messages import FrameTransform, FrameTransforms, Quaternion, Vector3
 
         stamp = _stamp(t)
@@ -345,7 +348,7 @@ class FoxgloveView:
                                           rotation=Quaternion(x=qx, y=qy, z=qz, w=qw)))
         self.tf_channel.log(FrameTransforms(transforms=out), log_time=int(round(t * 1e9)))
 
-    def _publish_scene(self, world: Any, t: float) -> None:
+    def _publish_scene(self, world: World, t: float) -> None:
         from foxglove.messages import SceneEntity, SceneUpdate
 
         stamp = _stamp(t)

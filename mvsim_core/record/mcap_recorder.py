@@ -68,6 +68,7 @@ from mvsim_core.outputs import outputs_of, vehicle_roles
 
 if TYPE_CHECKING:
     from mvsim_core.sensors.outputs import Output
+    from mvsim_core.world import World
 
 READER = "record"
 """The reader the recorder wants its sensors as (``Sensor.want``)."""
@@ -224,7 +225,7 @@ class Recorder:
         compression: chunk compression ``zstd`` (default), ``lz4`` or ``""``.
     """
 
-    def __init__(self, world: Any, path: str | Path, *, include: Iterable[str] = ("*",),
+    def __init__(self, world: World, path: str | Path, *, include: Iterable[str] = ("*",),
                  exclude: Iterable[str] = (), rates: dict[str, float] | None = None,
                  layout: RosLayout | None = None, compression: str = "zstd") -> None:
         self.world = world.start()
@@ -760,7 +761,7 @@ class Recorder:
             if ch >= 0:
                 self._write(ch, cdr.stamp_ns(when), cdr.CdrEncoder().scalars("d", [vx, vy, 0.0, 0.0, 0.0, wz]).bytes())
 
-    def __call__(self, world: Any) -> None:
+    def __call__(self, world: World) -> None:
         """After every step: commands given, new sensor observations, and the periodic vehicle topics when due."""
         t = cdr.stamp_ns(world.time)
         if not self._cmds.empty():
