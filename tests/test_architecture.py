@@ -352,3 +352,144 @@ def test_the_io_check_catches_a_planted_import(tmp_path: Path) -> None:
                      f"{copy}:{n + 2}: imports mvsim_core.sensors.outputs",
                      f"{copy}:{n + 3}: imports mvsim_core.record.mcap_recorder"], found
     assert io_import_violations(src, "tum_trajectory.py") == []  # the module as it is: clean
+
+
+# ---------------------------------------------------------------------- typed seams (issue 33)
+SEAM_NAMES = frozenset({"world", "ctx", "physics", "vehicle", "veh", "sensor", "scheduler", "scene", "renderer"})
+"""Names of the seams between the layers: a parameter, attribute or field of one of these names has its real type
+(:class:`~mvsim_core.world_model.WorldModel` below the world, the real classes above it), never ``Any``/``object``."""
+NOT_SEAMS = frozenset({("mvsim_core/gym/vector_env.py", "ctx")})
+"""(file, name) where a seam name means something else: the vector environment's ``ctx`` is a multiprocessing context
+(typeshed gives no one type that has both ``Process`` and what gymnasium's shared memory accepts)."""
+UNTYPED = frozenset({"Any", "object"})
+
+
+def _untyped(node: ast.AST | None) -> bool:
+    """Whether an annotation says nothing: ``Any``, ``typing.Any``, ``object``, their strings, or one of them
+    ``| None`` / ``Optional[...]``."""
+    if isinstance(node, ast.Name):
+        return node.id in UNTYPED
+    if isinstance(node, ast.Attribute):
+        return node.attr in UNTYPED and _dotted(node.value) in ("typing", "t", "builtins")
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            return _untyped(ast.parse(node.value, mode="eval").body)
+        except SyntaxError:
+            return False
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        sides = [s for s in (node.left, node.right) if not (isinstance(s, ast.Constant) and s.value is None)]
+        return len(sides) == 1 and _untyped(sides[0])
+    if isinstance(node, ast.Subscript) and _dotted(node.value).split(".")[-1] == "Optional":
+        return _untyped(node.slice)
+    return False
+
+
+def untyped_seams(source: str, path: str) -> list[str]:
+    """``path:line: name: annotation`` for every parameter, annotated attribute or variable and dataclass field of
+    ``source`` named one of :data:`SEAM_NAMES` and annotated ``Any`` or ``object`` (:func:`_untyped`)."""
+    out: list[str] = []
+    for node in ast.walk(ast.parse(source, filename=path)):
+        found: list[tuple[str, ast.AST | None, int]] = []
+        if isinstance(node, ast.arguments):
+            every = [*node.posonlyargs, *node.args, *node.kwonlyargs, node.vararg, node.kwarg]
+            found = [(a.arg, a.annotation, a.lineno) for a in every if a is not None]
+        elif isinstance(node, ast.AnnAssign):
+            t = node.target
+            name = t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else ""
+            found = [(name, node.annotation, node.lineno)]
+        for name, ann, line in found:
+            if name in SEAM_NAMES and (path, name) not in NOT_SEAMS and _untyped(ann):
+                out.append(f"{path}:{line}: {name}: {ast.unparse(ann) if ann is not None else ''}")
+    return sorted(out, key=lambda s: int(s.split(":")[1]))
+
+
+def _package_sources(*packages: str) -> list[Path]:
+    return sorted(p for pkg in packages for p in (REPO / pkg).rglob("*.py") if not p.name.endswith("_pb2.py"))
+
+
+def test_seams_are_typed() -> None:
+    """No world/ctx/physics/vehicle/veh/sensor/scheduler/scene/renderer of mvsim_core or mvsim_ros2 is annotated
+    ``Any`` or ``object``: mypy checks every seam between the layers."""
+    files = _package_sources(*PACKAGES)
+    assert len(files) > 150, len(files)
+    found = [f for p in files for f in untyped_seams(p.read_text(), str(p.relative_to(REPO)))]
+    assert found == [], "seams annotated Any/object:\n" + "\n".join(found)
+
+
+def test_the_seam_check_catches_planted_untyped_seams(tmp_path: Path) -> None:
+    """A copy of a sensor module with untyped seams planted in it (parameters of each kind, a field, an attribute):
+    each reported at its line; a seam name that is typed, and another name annotated ``Any``, are not."""
+    src = (REPO / "mvsim_core/sensors/scheduler.py").read_text()
+    planted = src + ("\n\ndef _probe(world: Any, ctx: SensorContext, *, sensor: object = None, **veh: Any) -> None:\n"
+                     "    scene: Any | None = None\n"
+                     "    other: Any = scene\n\n\n"
+                     "class _Probe:\n"
+                     "    physics: 'Any'\n\n"
+                     "    def __init__(self, renderer: typing.Optional[Any]) -> None:\n"
+                     "        self.renderer: typing.Any = renderer\n")
+    copy = tmp_path / "scheduler.py"
+    copy.write_text(planted)
+    n = planted.splitlines().index("def _probe(world: Any, ctx: SensorContext, *, sensor: object = None, "
+                                   "**veh: Any) -> None:") + 1
+    found = untyped_seams(copy.read_text(), str(copy))
+    assert found == [f"{copy}:{n}: world: Any", f"{copy}:{n}: sensor: object", f"{copy}:{n}: veh: Any",
+                     f"{copy}:{n + 1}: scene: Any | None", f"{copy}:{n + 6}: physics: 'Any'",
+                     f"{copy}:{n + 8}: renderer: typing.Optional[Any]",
+                     f"{copy}:{n + 9}: renderer: typing.Any"], found
+    assert untyped_seams(src, "scheduler.py") == []  # the module as it is: clean
+
+
+DICT_STORES = frozenset({"get", "setdefault"})
+PICKLING = frozenset({"__getstate__", "__setstate__", "__reduce__", "__reduce_ex__"})
+
+
+def dict_tricks(source: str, path: str) -> list[str]:
+    """``path:line: what`` for every ``x.__dict__[...]``, ``x.__dict__.get(...)`` and ``x.__dict__.setdefault(...)``
+    of ``source`` outside the pickling methods (:data:`PICKLING`): an attribute kept out of sight of the class
+    (declare it instead). A copy of one's own attributes (``out.__dict__.update(self.__dict__)``) is fine."""
+    tree = ast.parse(source, filename=path)
+    allowed: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in PICKLING:
+            allowed |= {id(n) for n in ast.walk(node)}
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if id(node) in allowed:
+            continue
+        if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute)
+                and node.value.attr == "__dict__"):
+            out.append(f"{path}:{node.lineno}: __dict__[...]")
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in DICT_STORES
+              and isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "__dict__"):
+            out.append(f"{path}:{node.lineno}: __dict__.{node.func.attr}(...)")
+    return sorted(set(out), key=lambda s: int(s.split(":")[1]))
+
+
+def test_sensors_declare_their_caches() -> None:
+    """No module of mvsim_core/sensors keeps a cache in an object's ``__dict__`` (SensorContext, the scenes and the
+    sensors declare theirs)."""
+    files = _package_sources("mvsim_core/sensors")
+    assert len(files) > 20, len(files)
+    found = [f for p in files for f in dict_tricks(p.read_text(), str(p.relative_to(REPO)))]
+    assert found == [], found
+
+
+def test_the_dict_check_catches_planted_tricks(tmp_path: Path) -> None:
+    """A copy of a lidar module with the three tricks planted: each reported at its line; pickling and a copy of
+    oneself are not."""
+    src = (REPO / "mvsim_core/sensors/lidar3d.py").read_text()
+    planted = src + ("\n\ndef _probe(ctx, scene, out, self):\n"
+                     "    a = ctx.__dict__.get('_raycast_scene_3d')\n"
+                     "    ctx.__dict__['_scene_renderer'] = a\n"
+                     "    out.__dict__.update(self.__dict__)\n"
+                     "    return scene.__dict__.setdefault('_ray_tables', {})\n\n\n"
+                     "class _Probe:\n"
+                     "    def __setstate__(self, state):\n"
+                     "        self.__dict__['x'] = state\n")
+    copy = tmp_path / "lidar3d.py"
+    copy.write_text(planted)
+    n = planted.splitlines().index("def _probe(ctx, scene, out, self):") + 1
+    assert dict_tricks(copy.read_text(), str(copy)) == [f"{copy}:{n + 1}: __dict__.get(...)",
+                                                        f"{copy}:{n + 2}: __dict__[...]",
+                                                        f"{copy}:{n + 4}: __dict__.setdefault(...)"]
+    assert dict_tricks(src, "lidar3d.py") == []
