@@ -34,15 +34,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mvsim_core.dynamics import animation
 from mvsim_core.dynamics.chassis_supports import ChassisSupports
 from mvsim_core.dynamics.faults import Blowup
 from mvsim_core.dynamics.friction.base import P_CRR, P_MU
-from mvsim_core.dynamics.kinematic_drive import JUMP, SLEEP, WAKE, drive_tracks
 from mvsim_core.dynamics.vehicle_kernels import level_vehicles, post_update, vehicle_forces
 from mvsim_core.dynamics.wheels import WheelArrays
 from mvsim_core.errors import MvsimError
 
 if TYPE_CHECKING:
+    from mvsim_core.dynamics.bodies import _RawBatch
+    from mvsim_core.dynamics.keyframes import KeyframeTracks
+    from mvsim_core.elements.horizontal_plane import HorizontalPlane
     from mvsim_core.world import World
 
 
@@ -92,6 +95,26 @@ class Physics:
         odometry: (V, 3) noisy odometry (x, y, yaw), starting at 0.
         forces: (V, 3) last world-frame force (N) and torque (N·m) applied at each centre of mass.
     """
+
+    # the animated objects (set by :func:`~mvsim_core.dynamics.animation.start_animations`)
+    animated: list[str]  # names of the rows of anim_poses that have a kinematic body, in row order
+    anim_poses: np.ndarray  # (A, 6) x, y, z (m), yaw, pitch, roll (rad) of every animated object (world frame)
+    tracks: KeyframeTracks
+    moving_planes: list[HorizontalPlane]  # the animated horizontal planes (elevators)
+    _anim_objs: list[Any]
+    _anim_bodies: list[Any]
+    _anim_raw: _RawBatch | None
+    _anim_next: np.ndarray | None
+    _anim_radius: np.ndarray
+    _anim_awake: np.ndarray
+    _anim_stale: np.ndarray
+    _anim_change: np.ndarray
+    _animated_vehicles: np.ndarray
+    _animated_list: list[int]
+    _dyn_radius: np.ndarray
+    _dyn_idx: np.ndarray
+    _dyn_xy: np.ndarray
+    _loose_blocks: list[str]
 
     def __init__(self, world: World) -> None:
         from mvsim_core.dynamics.bodies import Bodies
@@ -171,74 +194,9 @@ class Physics:
         place_blocks(self.world.blocks.values(), self.world.elements)
 
     def _start_animations(self) -> None:
-        """The objects whose pose is forced every step, each put where its track says now. Rows of
-        :attr:`anim_poses`, in this order: blocks with keyframes and a body, actors with a path (their walks), then
-        those without a body: intangible blocks with keyframes and animated horizontal planes (elevators). Block
-        and plane tracks are based on their initial poses (after the elevation adjust)."""
-        from mvsim_core.dynamics.keyframes import KeyframeTracks
-        from mvsim_core.elements.horizontal_plane import HorizontalPlane
-
-        blocks, actors = self.world.blocks, self.world.actors
-        names = [name for name, b in blocks.items() if b.is_animated and name in self.bodies.block_bodies]
-        objs: list[Any] = [blocks[n] for n in names]
-        self._anim_bodies = [self.bodies.block_bodies[n] for n in names]
-        tracks = [(b.sim.pose, b.sim.keyframes) for b in objs]
-        loop_from = [0.0] * len(tracks)
-        for name, a in actors.items():
-            if not a.path:  # it stands where it is put
-                continue
-            frames, start = a.walk()
-            names.append(name)
-            objs.append(a)
-            self._anim_bodies.append(self.bodies.actor_bodies[name])
-            tracks.append(((0.0, 0.0, 0.0, 0.0, 0.0, 0.0), frames))
-            loop_from.append(start)
-        for v in self.vehicles:
-            if v.is_animated:
-                names.append(v.name)
-                objs.append(v)
-                self._anim_bodies.append(self.bodies.vehicle_bodies[v.name])
-                tracks.append((v.sim.pose, v.sim.keyframes))
-                loop_from.append(0.0)
-        self.animated = names  # the rows with a kinematic body
-        self._animated_vehicles = np.array([k for k, v in enumerate(self.vehicles) if v.is_animated], dtype=np.int64)
-        self._animated_list = self._animated_vehicles.tolist()
-        self._anim_raw = self.bodies._raw_batch(names) if names and self.bodies.raw else None
-        nb = len(names)
-        # vehicles never sleep (their state is read from their bodies): an infinite radius keeps them near
-        self._anim_radius = np.array([math.inf if n in self.bodies.vehicle_bodies else self.bodies.max_radius[n]
-                                      for n in names], dtype=np.float64)
-        self._anim_awake = np.ones(nb, dtype=np.bool_)  # kinematic bodies are made awake
-        self._anim_stale = np.zeros((nb, 2))  # where a sleeping one's body was left (m, world)
-        self._anim_change = np.zeros(nb, dtype=np.int64)
-        moving = self.bodies.moving
-        self._dyn_radius = np.array([self.bodies.max_radius[n] for n in moving], dtype=np.float64)
-        self._dyn_idx = (np.ascontiguousarray(self.bodies._raw_batch(moving).read_idx[:, :2]) if self._anim_raw
-                         is not None and moving else np.zeros((0, 2), dtype=np.int64))
-        self._dyn_xy = np.zeros((len(self._dyn_idx), 2))
-        ghosts = [b for name, b in blocks.items() if b.is_animated and name not in self.bodies.block_bodies]
-        self.moving_planes = [e for e in self.world.elements if isinstance(e, HorizontalPlane) and e.is_animated]
-        for b in ghosts:
-            objs.append(b)
-            tracks.append((b.sim.pose, b.sim.keyframes))
-            loop_from.append(0.0)
-        for e in self.moving_planes:
-            objs.append(e)
-            tracks.append((e.init_pose, e.keyframes))
-            loop_from.append(0.0)
-        self._anim_objs = objs
-        moved = set(names)
-        self._loose_blocks = [n for n in self.dynamic_blocks if n not in moved]  # pushed around, not driven
-        self.tracks = KeyframeTracks(tracks, loop_from)
-        self._anim_next: np.ndarray | None = None  # poses at the end of the step under way (set by animate)
-        self.anim_poses = self.tracks.poses(self.world.time).copy()  # now: 0, or the time of a rebuild
-        for k, obj in enumerate(objs):
-            if k < len(names):
-                x, y, _, yaw, _, _ = (float(v) for v in self.anim_poses[k])
-                self._anim_bodies[k].transform = ((x, y), yaw)
-            if hasattr(obj, "attach_track"):  # vehicles read their pose from the physics state
-                obj.attach_track(self, k)
-        self.terrain.refresh_planes()
+        """The objects whose pose is forced every step, each put where its track says now
+        (:func:`~mvsim_core.dynamics.animation.start_animations`)."""
+        animation.start_animations(self)
 
     def _settle_on_terrain(self) -> None:
         """Start every (adjustable) vehicle with the attitude of its wheel contacts
@@ -420,71 +378,9 @@ class Physics:
     # ------------------------------------------------------------------ the stages of a step
     def animate(self, t: float, dt: float) -> None:
         """Stage 0: every animated block and every actor is given the velocity that takes its kinematic body from
-        where it is to its track's pose for t + dt (s) over the step, so that it pushes what it meets, all in a few
-        array operations (the bodies never sleep: their velocities are written straight into Box2D's memory). In
-        a step where a track starts its period again, the object jumps there instead (no velocity). What has no
-        body (intangible blocks, horizontal planes) is at its pose for t + dt from now on, so that this step's
-        terrain fit lifts the vehicles on an elevator with it."""
-        if not self._anim_objs:
-            return
-        nb = len(self.animated)
-        tr, raw = self.tracks, self._anim_raw
-        todo = 0
-        if raw is not None:
-            b = self.bodies
-            todo = drive_tracks(t, t + dt, tr.start, tr.times, tr.frames, tr.base, tr.loop_from, tr.period,
-                                tr.last_poses, tr.last_jump, b._f32, b._i32, raw.base, raw.flag_idx, self._anim_radius,
-                                self._dyn_idx, self._dyn_radius, self._dyn_xy, self._anim_awake, self._anim_stale,
-                                self._anim_change)
-            p1, jump = tr.last_poses, tr.last_jump
-        else:
-            p1, jump = tr.advance(t, t + dt)
-        if nb < len(p1):
-            self.anim_poses[nb:] = p1[nb:]
-            if self.moving_planes:
-                self.terrain.refresh_planes()
-                self.terrain_obstacles.ground_moved(self.state, [e.rect for e in self.moving_planes])
-        self._anim_next = p1
-        if not nb:
-            return
-        if raw is None:  # every body driven through the API
-            q1, jb = p1[:nb], jump[:nb]
-            st = self.bodies.read_states(self.animated)
-            vx = np.where(jb, 0.0, (q1[:, 0] - st[:, 0]) / dt)
-            vy = np.where(jb, 0.0, (q1[:, 1] - st[:, 1]) / dt)
-            w = np.where(jb, 0.0, ((q1[:, 3] - st[:, 2] + math.pi) % (2.0 * math.pi) - math.pi) / dt)
-            self.bodies.set_velocities(self.animated, vx, vy, w)
-            for k in np.flatnonzero(jb).tolist():
-                self._anim_bodies[k].transform = ((float(q1[k, 0]), float(q1[k, 1])), float(q1[k, 3]))
-        elif todo:
-            self._change_bodies(p1, jump, dt)
-
-    def _change_bodies(self, p1: np.ndarray, jump: np.ndarray, dt: float) -> None:
-        """The state changes :func:`~mvsim_core.dynamics.kinematic_drive.drive_tracks` asked for: a body woken is
-        put where its track has it now and given the velocity to ``p1``; one put to sleep stops where it is; one
-        whose track wraps jumps to ``p1``."""
-        now = self.anim_poses
-        for k in np.flatnonzero(self._anim_change).tolist():
-            change, body = int(self._anim_change[k]), self._anim_bodies[k]
-            if change == WAKE:
-                if jump[k]:
-                    body.transform = ((float(p1[k, 0]), float(p1[k, 1])), float(p1[k, 3]))
-                    vx = vy = w = 0.0
-                else:
-                    body.transform = ((float(now[k, 0]), float(now[k, 1])), float(now[k, 3]))
-                    vx, vy = (p1[k, 0] - now[k, 0]) / dt, (p1[k, 1] - now[k, 1]) / dt
-                    w = ((p1[k, 3] - now[k, 3] + math.pi) % (2.0 * math.pi) - math.pi) / dt
-                body.awake = True
-                self.bodies._set_velocity_api(body, float(vx), float(vy), float(w))
-                self._anim_awake[k] = True
-            elif change == SLEEP:
-                body.linearVelocity = (0.0, 0.0)
-                body.angularVelocity = 0.0
-                body.awake = False
-                self._anim_stale[k] = body.position.tuple
-                self._anim_awake[k] = False
-            elif change == JUMP:
-                body.transform = ((float(p1[k, 0]), float(p1[k, 1])), float(p1[k, 3]))
+        where it is to its track's pose for t + dt (s) over the step; what has no body is at its pose for t + dt
+        from now on (:func:`~mvsim_core.dynamics.animation.animate`)."""
+        animation.animate(self, t, dt)
 
     def _level_ground(self) -> _LevelGround | None:
         """What :meth:`_on_level_ground` needs, when the ground but its blocks is one level and the wheels' fit is
