@@ -1,7 +1,7 @@
 """Blow-ups as per-object events: what the physics does when one vehicle or block goes NaN/inf or runs away.
 
 A body whose state (pose or velocity) becomes NaN or infinite, a vehicle faster than
-:data:`~mvsim_core.dynamics.physics.RUNAWAY_SPEED`, a vehicle whose friction forces or wheel spins are not finite:
+:data:`~mvsim_core.dynamics.blowups.RUNAWAY_SPEED`, a vehicle whose friction forces or wheel spins are not finite:
 each is one :class:`Fault`. Unless the world is strict (``World.strict``, ``mvsim launch --strict``, the ROS node's
 ``strict`` parameter), the step goes on and the object is **reset**:
 
@@ -15,7 +15,7 @@ a vehicle that blows up inside Box2D is caught right after that step, so vehicle
 bit-identically. Each fault is recorded in the world's :class:`FaultLog` (``World.faults``), given to its listeners,
 and logged as a warning on logger ``mvsim_core.faults``, at most once per object per simulated second (the count of
 those in between is in the next line). A strict world raises
-:class:`~mvsim_core.dynamics.physics.SimulationError` instead, as a step that cannot go on.
+:class:`~mvsim_core.dynamics.blowups.SimulationError` instead, as a step that cannot go on.
 
 Frames and units: world frame, m, rad, m/s, rad/s; times in simulated seconds.
 """

@@ -16,8 +16,9 @@
    spin angles, update noisy odometry, collision flags and block poses, and check that nothing became NaN or ran away.
 
 A vehicle or block that blows up (NaN/inf, a runaway velocity, a non-finite friction force or wheel spin) is reset to
-its last finite pose, at rest, and reported (:mod:`mvsim_core.dynamics.faults`); the others go on untouched. A
-strict world (``World.strict``) raises :class:`SimulationError` instead.
+its last finite pose, at rest (:mod:`mvsim_core.dynamics.blowups`), and reported (:mod:`mvsim_core.dynamics.faults`);
+the others go on untouched. A strict world (``World.strict``) raises
+:class:`~mvsim_core.dynamics.blowups.SimulationError` instead (importable from here too).
 
 State lives in arrays indexed by vehicle (in the world's vehicle order) and by wheel; the ``Vehicle`` objects read
 their pose, twist and odometry from here on demand.
@@ -35,6 +36,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mvsim_core.dynamics import animation
+from mvsim_core.dynamics.blowups import RUNAWAY_SPEED, block_blowup, vehicle_blowups
+from mvsim_core.dynamics.blowups import SimulationError as SimulationError  # importable from here, as before
 from mvsim_core.dynamics.chassis_supports import ChassisSupports
 from mvsim_core.dynamics.faults import Blowup
 from mvsim_core.dynamics.friction.base import P_CRR, P_MU
@@ -74,16 +77,10 @@ class _LevelGround:
     count: int = 0
 
 
-RUNAWAY_SPEED = 1000.0  # m/s or rad/s: beyond this a body is considered to have blown up
 SNAPSHOT_ARRAYS = ("state", "twist", "odometry", "odo_prev", "odo_mult", "z", "pitch", "roll", "forces", "com",
                    "faulty", "anim_poses", "_anim_awake", "_anim_stale", "_anim_change", "_dyn_xy")
 """The arrays of :class:`Physics` a snapshot saves: the vehicles' state rows, odometry and the pose it integrates
 from, terrain attitude, last forces, centres of mass, the animated bodies' poses and sleep bookkeeping."""
-
-
-class SimulationError(MvsimError):
-    """The simulation produced NaN/inf or runaway velocities (raised only by a strict world; otherwise the object is
-    reset and the fault recorded, see :mod:`mvsim_core.dynamics.faults`)."""
 
 
 class Physics:
@@ -534,7 +531,7 @@ class Physics:
         blown: list[Blowup] = []
         if post_update(self.state, self.twist, self.odo_prev, self.odometry, self.odo_mult, w.omega, w.phi,
                        w.vehicle, dt, RUNAWAY_SPEED, self.faulty):
-            blown = self._vehicle_blowups()
+            blown = vehicle_blowups(self)
         for k in self._animated_list:
             self._roll_wheels(k)
         for name in self._loose_blocks:
@@ -543,7 +540,7 @@ class Physics:
             p = b.position
             x, y, a = float(p[0]), float(p[1]), float(b.angle)
             if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(a)):
-                blown.append(self._block_blowup(name, b))
+                blown.append(block_blowup(self, name, b))
                 continue
             _, _, z, _, pitch, roll = blk.pose
             blk.state_pose = (x, y, z, a, pitch, roll)
@@ -615,75 +612,3 @@ class Physics:
                 obj.collision = False
         self._colliding = now
         self._last_flags = (key, now, touching)
-
-    # ------------------------------------------------------------------ blow-ups
-    def _vehicle_blowups(self) -> list[Blowup]:
-        """The vehicles flagged in :attr:`faulty`, each put back at its last finite pose (``odo_prev``, which
-        ``post_update`` left alone for them), at rest: body velocity, wheel spins, torques and forces zero.
-
-        Raises:
-            SimulationError: in a strict world (the first of them).
-        """
-        out = []
-        w = self.wheels
-        for k in np.flatnonzero(self.faulty).tolist():
-            name, veh = self.names[k], self.vehicles[k]
-            st = self.state[k]
-            a, b = int(w.start[k]), int(w.start[k + 1])
-            spins = np.flatnonzero(~np.isfinite(w.omega[a:b]))
-            if not np.isfinite(st).all():
-                what = "NaN/inf in its state"
-            elif np.abs(st[3:]).max() > RUNAWAY_SPEED:
-                what = f"a runaway velocity (beyond {RUNAWAY_SPEED:g} m/s or rad/s)"
-            elif len(spins):
-                what = f"wheel {int(spins[0]) + 1} spin became NaN/inf"
-            else:
-                what = "its friction force or torque became NaN/inf (not applied)"
-            if getattr(self.world, "strict", False):
-                self._raise_blowup(k, what)
-            x, y, yaw = (float(v) for v in self.odo_prev[k])
-            if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(yaw)):
-                x, y, _, yaw, _, _ = veh.sim.pose
-            self.bodies.restart(name, x, y, yaw)
-            state = tuple(float(v) for v in st)
-            self.state[k] = (x, y, yaw, 0.0, 0.0, 0.0)
-            self.odo_prev[k] = (x, y, yaw)
-            self.twist[k] = 0.0
-            self.forces[k] = 0.0
-            for arr in (w.omega, w.torque, w.k_motor, w.fx, w.fy, w.vx, w.vy):
-                arr[a:b] = 0.0
-            w.phi[a:b] = np.where(np.isfinite(w.phi[a:b]), w.phi[a:b], 0.0)
-            _, _, z0, _, pitch0, roll0 = veh.sim.pose
-            for arr, v0 in ((self.z, z0), (self.pitch, pitch0), (self.roll, roll0)):
-                if not math.isfinite(arr[k]):
-                    arr[k] = v0
-            if self.pid_batch is not None:
-                self.pid_batch.reset_member(k)
-            out.append(Blowup(name, "vehicle", what, state, (x, y, yaw)))
-        self.faulty[:] = False
-        return out
-
-    def _block_blowup(self, name: str, body) -> Blowup:
-        """A dynamic block whose Box2D pose became NaN/inf, put back at its last finite pose, at rest.
-
-        Raises:
-            SimulationError: in a strict world.
-        """
-        blk = self.world.blocks[name]
-        p, v = body.position, body.linearVelocity
-        state = (float(p[0]), float(p[1]), float(body.angle), float(v[0]), float(v[1]), float(body.angularVelocity))
-        what = "NaN/inf in its state"
-        if getattr(self.world, "strict", False):
-            t = self.world.time + self.world.timestep
-            raise SimulationError(f"block '{name}' has {what} at step {self.steps + 1} (t = {t:.4f} s): x, y, yaw, "
-                                  f"vx, vy, ω = {list(state)}; check its mass, its shape and what pushes it")
-        x, y, _, yaw, _, _ = blk.pose  # the last finite one (state_pose, else the declared pose)
-        self.bodies.restart(name, x, y, yaw)
-        return Blowup(name, "block", what, state, (x, y, yaw))
-
-    def _raise_blowup(self, k: int, what: str) -> None:
-        t = self.world.time + self.world.timestep
-        st = self.state[k]
-        raise SimulationError(f"vehicle '{self.names[k]}': {what} at step {self.steps + 1} (t = {t:.4f} s): x, y, "
-                              f"yaw, vx, vy, ω = {[float(a) for a in st]}; check its masses, wheel inertias, "
-                              f"controller gains, friction parameters and the timestep")
