@@ -5,8 +5,10 @@ loads a cached kernel (see :mod:`mvsim_core.jit`). The signatures to compile com
 ``mvsim_core/aot_signatures.jsonl`` (one JSON line per signature, as ``MVSIM_JIT_RECORD`` writes them); a kernel with
 several signatures there (other than in array layouts, which one any-layout export serves), or a
 parallel one, stays with the JIT. The module is compiled for this machine's CPU and
-the package's current sources: beside it ``_aot.json`` records the sources' stamp, and a process whose sources differ
-ignores the module (the JIT serves it) until the next build.
+the package's current sources: beside it ``_aot.json`` records the sources' stamp and, per kernel module, the stamp
+of the files its built code depends on; a process whose sources differ uses the built code of the kernel modules
+whose files did not change and compiles the others' kernels with the JIT (see :mod:`mvsim_core.jit`) until the next
+build.
 
     python -m mvsim_core.aot [--if-stale] [--record FILE ...]
 
@@ -17,7 +19,10 @@ modules whose built code is out of date, :func:`stale_modules`). ``--record`` me
 Besides the package stamp, ``_aot.json`` records per kernel module the stamp of the files its built code depends on
 (``modules``: its own source and every package module it imports, transitively, :func:`module_closures`): built code
 inlines its callees and freezes the module constants it reads, so those files are what must be unchanged for it to
-hold. A process still uses the module only when the whole package is unchanged (see :mod:`mvsim_core.jit`).
+hold. A process uses the built code of each kernel module whose files are unchanged; as an importer's files include
+those of the modules it imports, a stale module's importers are stale too. The modules recorded are those of the
+exported functions and those that declared them (``njit(...)(other.f)``), and every one's files include
+``jit.py``, so an edit of that file makes the whole build stale (see :mod:`mvsim_core.jit`).
 """
 
 from __future__ import annotations
@@ -141,12 +146,13 @@ def module_closures(package_dir: Path | None = None) -> dict[str, list[str]]:
 
 def module_stamps(modules: list[str]) -> dict[str, dict]:
     """``{"files": [...], "stamp": ...}`` per module of ``modules``: the files of :func:`module_closures` and
+    ``jit.py`` (the loader's own rules: an edit there makes every module stale), and
     :func:`~mvsim_core.jit.files_stamp` over them now."""
     from mvsim_core import jit
 
     closures, stamps = module_closures(), jit.file_stamps()
-    return {m: {"files": closures.get(m, []), "stamp": jit.files_stamp(stamps, closures.get(m, []))}
-            for m in sorted(modules)}
+    files = {m: sorted({*closures.get(m, []), "jit.py"}) for m in modules}
+    return {m: {"files": files[m], "stamp": jit.files_stamp(stamps, files[m])} for m in sorted(modules)}
 
 
 def stale_modules(meta: dict | None = None) -> list[str] | None:
@@ -155,10 +161,7 @@ def stale_modules(meta: dict | None = None) -> list[str] | None:
     from mvsim_core import jit
 
     meta = jit.aot_meta() if meta is None else meta
-    if meta is None or not isinstance(meta.get("modules"), dict):
-        return None
-    stamps = jit.file_stamps()
-    return sorted(m for m, rec in meta["modules"].items() if jit.files_stamp(stamps, rec["files"]) != rec["stamp"])
+    return None if meta is None else jit.stale_modules(meta, jit.file_stamps())
 
 
 def build(verbose: bool = True) -> dict:
@@ -180,6 +183,7 @@ def build(verbose: bool = True) -> dict:
     cc.target_cpu = llvm.get_host_cpu_name()
     exports: dict[str, dict] = {}
     skipped: dict[str, str] = {}
+    modules: set[str] = set()  # those of the exported functions and those that declared them
     for key, entries in sorted(sigs.items()):
         kernel = jit.REGISTRY.get(key)
         if kernel is None:
@@ -199,13 +203,14 @@ def build(verbose: bool = True) -> dict:
             continue
         cc.export(jit.export_name(key), sig)(kernel.py_func)
         exports[key] = {"args": merged["args"], "returns": merged["returns"]}
+        modules.update((key.split(":", 1)[0], kernel.declared_in))
     cc.compile()
     built = Path(cc.output_dir)
     for f in built.iterdir():
         shutil.move(str(f), PACKAGE_DIR / f.name)
     built.rmdir()
     meta = {"stamp": jit._STAMP, "signatures": _signatures_hash(), "cpu": cc.target_cpu, "exports": exports,
-            "skipped": skipped, "modules": module_stamps([key.split(":", 1)[0] for key in exports])}
+            "skipped": skipped, "modules": module_stamps(sorted(modules))}
     jit.AOT_META.write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
     if verbose:
         print(f"mvsim_core._aot: {len(exports)} kernels compiled for {cc.target_cpu} in "
@@ -224,7 +229,8 @@ def main(argv: list[str] | None = None) -> int:
         print("mvsim_core._aot: up to date")
         return 0
     if a.if_stale and (stale := stale_modules()):
-        print(f"mvsim_core._aot: built code out of date in {', '.join(stale)}")
+        print(f"mvsim_core._aot: built code out of date in {', '.join(stale)} (their kernels run on the JIT "
+              "until this build)")
     build()
     return 0
 

@@ -3,20 +3,36 @@
 Every kernel of the package is declared with :func:`njit` from here (same options as ``numba.njit``). What the name
 then holds depends on the mode, read once per process from ``MVSIM_JIT``:
 
-* ``aot`` (the default): when ``make setup`` has built :mod:`mvsim_core._aot` (see :mod:`mvsim_core.aot`) for the
-  package's current sources, each kernel it exports is that extension module's function: no numba import, no cache
-  load, nothing to compile on the first call. A kernel it does not export (a feature the build left out, one with
-  several signatures, a parallel one) is a stub that turns the whole process over to the JIT on its first call.
-* ``jit``: numba's dispatchers, as if the extension module were not there (also what happens when it is missing or
-  was built for other sources).
-* ``check``: like ``aot``, but each call first checks that its arguments have the exported signature's types and
-  raises :class:`TypeError` naming the kernel where they do not (the extension module trusts its callers; the test
-  suite runs in this mode so that a call site passing other types fails there instead of crashing a user's process).
+* ``aot`` (the default): when ``make setup`` has built :mod:`mvsim_core._aot` (see :mod:`mvsim_core.aot`), each
+  kernel it exports is that extension module's function: no numba import, no cache load, nothing to compile on the
+  first call. A kernel it does not export (a feature the build left out, one with several signatures, a parallel
+  one) is a stub that turns the whole process over to the JIT on its first call.
+* ``jit``: numba's dispatchers, as if the extension module were not there (also what happens when it is missing).
+* ``check``: like ``aot``, but each call of a built function first checks that its arguments have the exported
+  signature's types and raises :class:`TypeError` naming the kernel where they do not (the extension module trusts
+  its callers; the test suite runs in this mode so that a call site passing other types fails there instead of
+  crashing a user's process).
+
+The built code is used per kernel module. The build records, beside the package's stamp, the stamp of the files each
+kernel module's built code depends on (its own source and every package module it imports, transitively:
+:func:`mvsim_core.aot.module_closures`). When the package changed since the build, a kernel module whose files are
+unchanged keeps its built functions, and each kernel of a module whose files changed (a *stale* module,
+:func:`aot_stale_modules`; the module of the kernel's function or the one that declared it) is a lazy JIT object: on
+its first call it compiles its own dispatcher (against its module's names with built functions, stubs and lazy
+objects swapped for their dispatchers, ``prange`` for ``numba.prange``), rebinds the package's names of it to that
+dispatcher and runs it; the rest of the process stays on the built code. This is sound because an importer's files
+include those of everything it imports: every module whose built code could call (inline) a stale module's code is
+stale itself, so built code never holds an outdated copy of a changed kernel. The build counts this file among every
+module's (the loading rules are here), so an edit here makes every module stale, and a build with no module left
+current is ignored as a whole, as is one that recorded no per-module stamps: the JIT then serves the whole process,
+as it does in ``jit`` mode. (A lazy JIT kernel takes any types, ``check`` mode included; the dependency files are
+found by parsing imports, so a kernel that reaches a package module's code other than through an import of it is not
+covered.)
 
 Turning over to the JIT (:func:`use_jit`) imports numba, registers the cache locator below and replaces every
-exported function and stub bound in the package's modules by its dispatcher, so compiled callers see compiled
-callees. ``MVSIM_JIT_RECORD=FILE`` appends at exit the signatures the dispatchers were compiled for (one JSON line per
-signature): the input of :mod:`mvsim_core.aot`.
+exported function, stub and lazy JIT object bound in the package's modules by its dispatcher, so compiled callers
+see compiled callees. ``MVSIM_JIT_RECORD=FILE`` appends at exit the signatures the dispatchers were compiled for (one
+JSON line per signature): the input of :mod:`mvsim_core.aot`.
 
 numba's ``cache=True`` keys each cached kernel on its own source file only: when a kernel calls a jitted function
 from another module and that module changes, the stale machine code is reused. The locator registered here stamps
@@ -77,7 +93,9 @@ def package_stamp() -> str:
     return files_stamp(file_stamps())
 
 
-_STAMP = package_stamp()
+_FILES = file_stamps()
+"""The package's file stamps when this process imported it (:func:`file_stamps`)."""
+_STAMP = files_stamp(_FILES)
 
 
 def export_name(key: str) -> str:
@@ -88,20 +106,24 @@ def export_name(key: str) -> str:
 class Kernel:
     """One declared kernel: the Python function, its numba options and what the mode bound to its name."""
 
-    __slots__ = ("key", "py_func", "options", "aot", "stub", "dispatcher")
+    __slots__ = ("key", "py_func", "options", "declared_in", "aot", "stub", "lazy", "dispatcher")
 
-    def __init__(self, key: str, py_func: Callable[..., Any], options: dict[str, Any]) -> None:
+    def __init__(self, key: str, py_func: Callable[..., Any], options: dict[str, Any], declared_in: str) -> None:
         self.key = key
         self.py_func = py_func
         self.options = options
+        self.declared_in = declared_in
+        """The module that called :func:`njit` (where its options are written): the function's own, or another
+        (``rotation_terms = njit(...)(rotations.rotation_terms)``)."""
         self.aot: Callable[..., Any] | None = None
         self.stub: _Stub | None = None
+        self.lazy: _LazyJit | None = None
         self.dispatcher: Any = None
 
     def make_dispatcher(self) -> Any:
-        """numba's dispatcher of this kernel (made once). When names its code reads hold built functions or stubs
-        (the built module is loaded), it is compiled against a copy of its module's names with their dispatchers
-        there instead."""
+        """numba's dispatcher of this kernel (made once). When names its code reads hold built functions, stubs or
+        lazy JIT objects (the built module is loaded), or the ``prange`` stand-in, it is compiled against a copy of
+        its module's names with their dispatchers (``numba.prange``) there instead."""
         if self.dispatcher is None:
             import numba
 
@@ -138,6 +160,26 @@ class _Stub:
         return self._kernel.make_dispatcher()(*args, **kwargs)
 
 
+class _LazyJit:
+    """A kernel of a stale module (:func:`aot_stale_modules`): compiles its own dispatcher on its first call, without
+    turning the process over to the JIT, and rebinds the package's names of it to that dispatcher."""
+
+    __slots__ = ("_kernel", "__name__", "__wrapped__")
+
+    def __init__(self, kernel: Kernel) -> None:
+        self._kernel = kernel
+        self.__name__ = kernel.py_func.__name__
+        self.__wrapped__ = kernel.py_func
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        d = self._kernel.dispatcher
+        if d is None:  # first call: every definition of its module is bound by now
+            _prepare_numba()
+            d = self._kernel.make_dispatcher()
+            _rebind({id(self): d})
+        return d(*args, **kwargs)
+
+
 REGISTRY: dict[str, Kernel] = {}
 """Every kernel declared so far, by ``module:function``."""
 
@@ -145,6 +187,7 @@ _BOUND: dict[int, Kernel] = {}
 """The kernel of each built function or stub handed out, by ``id``."""
 
 _JITABLE: list[Callable[..., Any]] = []
+_numba_ready = False
 _jit_on = False
 _mode = os.environ.get(MODE_ENV, "aot").strip().lower()
 
@@ -174,25 +217,71 @@ def _load_aot() -> tuple[Any, dict[str, Any]] | None:
         return None
 
 
+def stale_modules(meta: dict[str, Any], stamps: dict[str, str]) -> list[str] | None:
+    """The kernel modules the build ``meta`` recorded whose files' stamps differ in ``stamps`` (:func:`file_stamps`),
+    sorted; None when the build recorded no per-module stamps (or unreadable ones)."""
+    modules = meta.get("modules")
+    if not isinstance(modules, dict):
+        return None
+    try:
+        return sorted(m for m, rec in modules.items() if files_stamp(stamps, rec["files"]) != rec["stamp"])
+    except (KeyError, TypeError):
+        return None
+
+
+def _load_aot_modules() -> tuple[Any, dict[str, Any], frozenset[str]] | None:
+    """The extension module, its metadata and its stale kernel modules, when the package changed since the build
+    (else :func:`_load_aot`) but the files of some kernel module the build recorded did not, and the mode allows it."""
+    if _mode == "jit":
+        return None
+    meta = aot_meta()
+    if meta is None or meta.get("stamp") == _STAMP:
+        return None
+    stale = stale_modules(meta, _FILES)
+    if stale is None or len(stale) == len(meta["modules"]):  # (an edit of this file makes every module stale)
+        return None
+    try:
+        import importlib
+
+        return importlib.import_module(AOT_MODULE), meta, frozenset(stale)
+    except ImportError:
+        return None
+
+
 _AOT = _load_aot()
+_STALE: frozenset[str] = frozenset()
+if _AOT is None and (_loaded := _load_aot_modules()) is not None:
+    _AOT, _STALE = _loaded[:2], _loaded[2]
 
 
 def aot_active() -> bool:
-    """Whether kernels are served by the ahead-of-time module (until something turns the process over to the JIT)."""
+    """Whether kernels are served by the ahead-of-time module (until something turns the process over to the JIT):
+    all of them, or those outside :func:`aot_stale_modules`."""
     return _AOT is not None and not _jit_on
+
+
+def aot_stale_modules() -> frozenset[str]:
+    """The kernel modules (``mvsim_core.a.b``) whose built code this process ignores, as their files changed since
+    the build: their kernels are compiled by numba's JIT, each on its first call. Empty when the build is current or
+    not used."""
+    return _STALE if aot_active() else frozenset()
 
 
 def njit(func: Callable[..., Any] | None = None, **options: Any) -> Any:
     """Declare a kernel (``@njit(cache=True)``, options as ``numba.njit``); see the module docstring for what the
     name then holds."""
 
-    def declare(f: Callable[..., Any]) -> Any:
+    def declare(f: Callable[..., Any], _depth: int = 1) -> Any:
         key = f"{f.__module__}:{f.__name__}"
-        kernel = Kernel(key, f, options)
+        kernel = Kernel(key, f, options, sys._getframe(_depth).f_globals.get("__name__", f.__module__))
         REGISTRY[key] = kernel
         if _AOT is None or _jit_on:
             use_jit()
             return kernel.make_dispatcher()
+        if f.__module__ in _STALE or kernel.declared_in in _STALE:
+            kernel.lazy = _LazyJit(kernel)
+            _BOUND[id(kernel.lazy)] = kernel
+            return kernel.lazy
         module, meta = _AOT
         sig = meta["exports"].get(key)
         fn = getattr(module, export_name(key), None) if sig is not None else None
@@ -208,7 +297,7 @@ def njit(func: Callable[..., Any] | None = None, **options: Any) -> Any:
         _BOUND[id(fn)] = kernel
         return kernel.aot
 
-    return declare(func) if func is not None else declare
+    return declare(func, 2) if func is not None else declare
 
 
 def _with_defaults(fn: Callable[..., Any], n_args: int, defaults: tuple[Any, ...]) -> Callable[..., Any]:
@@ -235,7 +324,7 @@ def jitable(func: Callable[..., Any]) -> Callable[..., Any]:
     """Make a plain Python function callable from kernels (``numba.extending.register_jitable``) once the JIT is
     used; the function itself is returned unchanged for Python callers."""
     _JITABLE.append(func)
-    if _jit_on:
+    if _numba_ready:
         from numba.extending import register_jitable
 
         register_jitable(func)
@@ -260,17 +349,36 @@ def use_jit() -> None:
         return
     _jit_on = True
     import numba
+
+    _prepare_numba()
+    swap: dict[int, Any] = {id(_PRANGE): numba.prange}
+    prange = numba.prange
+    for kernel in REGISTRY.values():
+        for bound in (kernel.aot, kernel.stub, kernel.lazy):
+            if bound is not None:
+                swap[id(bound)] = kernel.make_dispatcher()
+    _rebind(swap)
+
+
+def _prepare_numba() -> None:
+    """What any JIT compilation of the package's kernels needs, once: the cache locator, the jitable functions
+    registered, the ``MVSIM_JIT_RECORD`` hook."""
+    global _numba_ready
+    if _numba_ready:
+        return
+    _numba_ready = True
     from numba.extending import register_jitable
 
     _install_cache_locator()
     for f in _JITABLE:
         register_jitable(f)
-    swap: dict[int, Any] = {id(_PRANGE): numba.prange}
-    prange = numba.prange
-    for kernel in REGISTRY.values():
-        for bound in (kernel.aot, kernel.stub):
-            if bound is not None:
-                swap[id(bound)] = kernel.make_dispatcher()
+    if os.environ.get(RECORD_ENV):
+        atexit.register(_record, os.environ[RECORD_ENV])
+
+
+def _rebind(swap: dict[int, Any]) -> None:
+    """Replace, in every loaded module of the package, each name whose value's ``id`` is a key of ``swap`` by the
+    value there."""
     for name, mod in list(sys.modules.items()):
         if mod is None or not (name == "mvsim_core" or name.startswith("mvsim_core.")):
             continue
@@ -279,8 +387,6 @@ def use_jit() -> None:
             d = swap.get(id(value))
             if d is not None:
                 names[attr] = d
-    if os.environ.get(RECORD_ENV):
-        atexit.register(_record, os.environ[RECORD_ENV])
 
 
 def _checked(key: str, fn: Callable[..., Any], arg_types: list[Any]) -> Callable[..., Any]:
