@@ -4,7 +4,9 @@ that imports no numba, and the layout merge and type specs the build relies on."
 from __future__ import annotations
 
 import json
+import math
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -203,3 +205,141 @@ def test_stale_modules_names_the_kernel_modules_whose_files_changed():
     meta["modules"]["mvsim_core.dynamics.box2d_raw"]["stamp"] = "0" * 64  # built before box2d_raw.py changed
     assert aot.stale_modules(meta) == ["mvsim_core.dynamics.box2d_raw"]
     assert aot.stale_modules({"stamp": "0" * 64}) is None  # a build without per-module stamps
+
+
+PROBE = '''
+
+from mvsim_core.geometry.rotation_kernels import rotation_entries as _probe_rotation
+from mvsim_core.jit import prange as _probe_prange
+
+
+@njit(cache=True, parallel=True)
+def probe_parallel(n: int, yaw: float) -> float:
+    """sum of i cos(yaw) over i < n, in parallel, through a kernel of an unchanged module."""
+    s = 0.0
+    for i in _probe_prange(n):
+        s += i * _probe_rotation(yaw, 0.0, 0.0)[0]
+    return s
+'''
+
+PER_MODULE = r"""
+import math, sys
+import numpy as np
+from mvsim_core import jit
+from mvsim_core.dynamics import collision_flags as cf
+from mvsim_core.dynamics import vehicle_kernels as vk
+from mvsim_core.geometry import rotation_kernels as rk
+out = {"before": [type(f).__name__ for f in (cf.polygon_distance, cf.probe_parallel, vk.vehicle_forces,
+                                             rk.rotation_entries)],
+       "numba_before": "numba" in sys.modules}
+a = np.array([[0, 0], [1, 0], [0, 1]], dtype=np.float64)
+out["distance"] = cf.polygon_distance(a, 3, a + 3.0, 3, math.inf)
+out["parallel"] = cf.probe_parallel(1000, 0.5)
+import numba
+probe = jit.REGISTRY["mvsim_core.dynamics.collision_flags:probe_parallel"].dispatcher
+out["prange"] = probe.py_func.__globals__["_probe_prange"] is numba.prange
+out["after"] = [type(f).__name__ for f in (cf.polygon_distance, cf.probe_parallel, vk.vehicle_forces,
+                                           rk.rotation_entries, cf._valid)]
+out["jit_on"], out["aot"], out["stale"] = jit._jit_on, jit.aot_active(), sorted(jit.aot_stale_modules())
+jit.use_jit()
+out["use_jit"] = [type(f).__name__ for f in (vk.vehicle_forces, cf._valid)]
+print(out)
+"""
+
+
+@pytest.fixture(scope="module")
+def edited_copy(tmp_path_factory) -> Path:
+    """A copy of the package and its build (file times kept, so the stamps are the build's) in which one kernel
+    module, ``dynamics/collision_flags.py``, was edited since the build: a parallel kernel appended."""
+    _fresh()
+    root = tmp_path_factory.mktemp("edited")
+    shutil.copytree(jit._PACKAGE_DIR, root / "mvsim_core", ignore=shutil.ignore_patterns("__pycache__"))
+    with open(root / "mvsim_core" / "dynamics" / "collision_flags.py", "a") as fh:
+        fh.write(PROBE)
+    return root
+
+
+def _python_in(root: Path, code: str, mode: str) -> str:
+    """The standard output of ``python -c code`` run on the package copy under ``root``, ``MVSIM_JIT=mode``."""
+    r = subprocess.run([sys.executable, "-c", code], env={**os.environ, "MVSIM_JIT": mode, "PYTHONPATH": str(root)},
+                       capture_output=True, text=True, cwd=root, timeout=600)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["aot", "check"])
+def test_an_edited_kernel_module_goes_to_the_jit_alone(edited_copy, mode):
+    import ast
+
+    meta = _fresh()
+    edited = "dynamics/collision_flags.py"
+    stale = sorted(m for m, rec in meta["modules"].items() if edited in rec["files"])  # it and its importers
+    assert "mvsim_core.dynamics.collision_flags" in stale
+    assert "mvsim_core.dynamics.vehicle_kernels" not in stale and "mvsim_core.geometry.rotation_kernels" not in stale
+    out = ast.literal_eval(_python_in(edited_copy, PER_MODULE, mode).strip().splitlines()[-1])
+    built = "builtin_function_or_method" if mode == "aot" else "function"  # (check mode: behind the type check)
+    assert out["before"] == ["_LazyJit", "_LazyJit", built, built]
+    if mode == "aot":
+        assert out["numba_before"] is False
+    assert out["distance"] == pytest.approx(5.0 / 2**0.5)  # edge x + y = 1 to the corner (3, 3)
+    assert out["parallel"] == pytest.approx(499500 * math.cos(0.5), rel=1e-12)
+    assert out["prange"] is True
+    assert out["after"] == ["CPUDispatcher", "CPUDispatcher", built, built, "_LazyJit"]
+    assert out["jit_on"] is False and out["aot"] is True and out["stale"] == stale
+    assert out["use_jit"] == ["CPUDispatcher", "CPUDispatcher"]
+
+
+def test_an_edit_of_jit_py_sends_every_kernel_to_the_jit(tmp_path):
+    _fresh()
+    shutil.copytree(jit._PACKAGE_DIR, tmp_path / "mvsim_core", ignore=shutil.ignore_patterns("__pycache__"))
+    with open(tmp_path / "mvsim_core" / "jit.py", "a") as fh:
+        fh.write("# edited\n")
+    code = ("from mvsim_core import jit\n"
+            "from mvsim_core.dynamics import vehicle_kernels as vk\n"
+            "print(jit.aot_active(), jit._jit_on, type(vk.vehicle_forces).__name__, len(jit.aot_stale_modules()))\n")
+    assert _python_in(tmp_path, code, "aot").split() == ["False", "True", "CPUDispatcher", "0"]
+
+
+def test_a_build_serves_the_kernel_modules_whose_files_did_not_change(tmp_path, monkeypatch):
+    meta = _fresh()
+    monkeypatch.setattr(jit, "_mode", "aot")
+    monkeypatch.setattr(jit, "AOT_META", tmp_path / "_aot.json")
+    jit.AOT_META.write_text(json.dumps(meta))
+    assert jit._load_aot_modules() is None  # the whole build is current: _load_aot serves it
+    other = {**meta, "stamp": "0" * 64}  # some file changed, none of a kernel module's
+    jit.AOT_META.write_text(json.dumps(other))
+    loaded = jit._load_aot_modules()
+    assert loaded is not None and loaded[1]["stamp"] == "0" * 64 and loaded[2] == frozenset()
+    mod = "mvsim_core.dynamics.box2d_raw"
+    modules = {**meta["modules"], mod: {**meta["modules"][mod], "stamp": "0" * 64}}  # box2d_raw's files changed
+    jit.AOT_META.write_text(json.dumps({**other, "modules": modules}))
+    loaded = jit._load_aot_modules()
+    assert loaded is not None and loaded[2] == frozenset({mod})
+    every = {m: {**rec, "stamp": "0" * 64} for m, rec in meta["modules"].items()}  # jit.py changed, say
+    jit.AOT_META.write_text(json.dumps({**other, "modules": every}))
+    assert jit._load_aot_modules() is None
+    jit.AOT_META.write_text(json.dumps({k: v for k, v in other.items() if k != "modules"}))  # no per-module stamps
+    assert jit._load_aot_modules() is None
+    monkeypatch.setattr(jit, "_mode", "jit")
+    jit.AOT_META.write_text(json.dumps(other))
+    assert jit._load_aot_modules() is None
+    assert jit.stale_modules({"modules": {mod: {"files": ["x.py"]}}}, {}) is None  # a record without its stamp
+
+
+def test_the_build_records_the_modules_that_declared_kernels_and_jit_py_in_each():
+    meta = _fresh()
+    import mvsim_core.dynamics.friction.kernel  # noqa: F401 - declares default_wheel_force
+    import mvsim_core.geometry.rotation_kernels  # noqa: F401 - declares rotation_terms
+
+    assert jit.REGISTRY["mvsim_core.geometry.rotations:rotation_terms"].declared_in == (
+        "mvsim_core.geometry.rotation_kernels")
+    assert jit.REGISTRY["mvsim_core.dynamics.friction.default:default_wheel_force"].declared_in == (
+        "mvsim_core.dynamics.friction.kernel")
+    assert jit.REGISTRY["mvsim_core.geometry.rotation_kernels:rotation_entries"].declared_in == (
+        "mvsim_core.geometry.rotation_kernels")
+    for m in ("mvsim_core.geometry.rotations", "mvsim_core.geometry.rotation_kernels",
+              "mvsim_core.dynamics.friction.default", "mvsim_core.dynamics.friction.kernel"):
+        assert m in meta["modules"], m
+    assert all("jit.py" in rec["files"] for rec in meta["modules"].values())
+    assert meta["modules"]["mvsim_core.geometry.rotations"]["files"] == ["geometry/rotations.py", "jit.py"]
