@@ -485,9 +485,8 @@ class Physics:
             return
         # a vehicle whose force is NaN/inf gets none (flagged in self.faulty, reset after the step): Box2D never
         # sees a non-finite number
-        vehicle_forces(self.twist, self.state[:, 2], self.com, self.passive, w.vehicle, w.x, w.y, w.model, w.params,
-                       w.yaw, w.radius, w.mass, w.iyy, w.omega, w.torque, w.fz, w.slope_x, w.slope_y, self.gravity,
-                       dt, w.k_motor, w.vx, w.vy, w.fx, w.fy, self.forces, self.faulty)
+        vehicle_forces(self.twist, self.state[:, 2], self.com, self.passive, w.vehicle, w.model, w.params, w.table,
+                       self.gravity, dt, self.forces, self.faulty)
         self.bodies.apply(self.names, *self._force_columns)
 
     def box2d_step(self, dt: float) -> None:

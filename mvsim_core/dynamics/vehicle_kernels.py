@@ -1,6 +1,7 @@
 """Compiled per-step kernels over all vehicles and wheels (one call each per physics step).
 
-Shapes: V vehicles, W wheels; ``veh`` (W,) gives each wheel's vehicle. Frames as in :mod:`.physics`.
+Shapes: V vehicles, W wheels; ``veh`` (W,) gives each wheel's vehicle; ``wheels`` is the (len(ROWS), W) per-wheel
+table of :class:`~mvsim_core.dynamics.wheels.WheelArrays`, read by its row indices. Frames as in :mod:`.physics`.
 """
 
 from __future__ import annotations
@@ -10,52 +11,55 @@ import math
 import numpy as np
 
 from mvsim_core.dynamics.friction.kernel import wheel_friction
+from mvsim_core.dynamics.wheel_rows import FX, FY, SLOPE_X, SLOPE_Y, TORQUE, VX, VY, X, Y
 from mvsim_core.jit import njit
 
 
 @njit(cache=True)
 def vehicle_forces(twist: np.ndarray, yaw_v: np.ndarray, com: np.ndarray, passive: np.ndarray, veh: np.ndarray,
-                   x: np.ndarray, y: np.ndarray, model: np.ndarray, params: np.ndarray, yaw: np.ndarray,
-                   radius: np.ndarray, mass: np.ndarray, iyy: np.ndarray, omega: np.ndarray, torque: np.ndarray,
-                   fz: np.ndarray, gsx: np.ndarray, gsy: np.ndarray, g: float, dt: float, k_motor: np.ndarray,
-                   wvx: np.ndarray, wvy: np.ndarray, wfx: np.ndarray, wfy: np.ndarray, out: np.ndarray,
+                   model: np.ndarray, params: np.ndarray, wheels: np.ndarray, g: float, dt: float, out: np.ndarray,
                    bad: np.ndarray) -> int:
     """Friction at every wheel and the resulting force and torque on every vehicle; returns how many vehicles got a
     force or torque that is not finite (their row of ``out`` is zeroed and ``bad`` set: Box2D never sees it).
 
-    Each wheel pushes the vehicle with its friction force plus the gravity component along the slope (``gsx``,
-    ``gsy``); on a slope at rest the two cancel, which keeps parked vehicles in place.
+    Each wheel pushes the vehicle with its friction force plus the gravity component along the slope (``SLOPE_X``,
+    ``SLOPE_Y``); on a slope at rest the two cancel, which keeps parked vehicles in place.
 
     Args:
         twist: (V, 3) body-frame (vx, vy, ω) of each reference point. yaw_v: (V,) vehicle yaw (rad).
         com: (V, 2) centre of mass in the vehicle frame (m). passive: (V,) true where no force is applied
             (ideal controllers impose the twist instead).
-        veh, x, y, model, params, yaw, radius, mass, iyy, omega (updated), fz, gsx, gsy: per wheel, see
-            :class:`mvsim_core.dynamics.wheels.WheelArrays`. torque: controller torque (negative drives forward).
-        k_motor: per wheel, the controller's feedback on that wheel's spin (N·m·s/rad; used while it slips).
-        wvx, wvy, wfx, wfy: outputs per wheel — velocity and friction force in the vehicle frame.
+        veh, model, params: per wheel, see :class:`mvsim_core.dynamics.wheels.WheelArrays` (``vehicle``,
+            ``model``, ``params``).
+        wheels: (len(ROWS), W) per-wheel table (:attr:`~mvsim_core.dynamics.wheels.WheelArrays.table`, rows named
+            in :mod:`mvsim_core.dynamics.wheel_rows`). Read: ``X``, ``Y`` (m, vehicle frame), ``TORQUE`` (controller
+            torque, negative drives forward), ``SLOPE_X``, ``SLOPE_Y`` and what
+            :func:`~mvsim_core.dynamics.friction.kernel.wheel_friction` reads; written: ``OMEGA`` (updated),
+            ``VX``, ``VY``, ``FX``, ``FY`` (velocity (m/s) and friction force (N) of each wheel, vehicle frame).
+        g: gravity (m/s²). dt: step (s).
         out: (V, 3) output: world-frame force (N) at the COM and torque about it (N·m).
         bad: (V,) set to True for each vehicle whose force or torque is NaN/inf (left as it is for the others).
     """
     out[:, :] = 0.0
     for i in range(veh.shape[0]):
         k = veh[i]
-        vx = twist[k, 0] - twist[k, 2] * y[i]
-        vy = twist[k, 1] + twist[k, 2] * x[i]
-        wvx[i] = vx
-        wvy[i] = vy
-        fx, fy = wheel_friction(i, model, params, vx, vy, yaw, radius, mass, iyy, omega, -torque[i], fz, gsx, gsy,
-                                g, dt, k_motor)
-        wfx[i] = fx
-        wfy[i] = fy
+        x = wheels[X, i]
+        y = wheels[Y, i]
+        vx = twist[k, 0] - twist[k, 2] * y
+        vy = twist[k, 1] + twist[k, 2] * x
+        wheels[VX, i] = vx
+        wheels[VY, i] = vy
+        fx, fy = wheel_friction(i, model, params, wheels, vx, vy, -wheels[TORQUE, i], g, dt)
+        wheels[FX, i] = fx
+        wheels[FY, i] = fy
         if passive[k]:
             continue
         # friction plus the gravity component along the slope, both applied at the wheel
-        fx += gsx[i]
-        fy += gsy[i]
+        fx += wheels[SLOPE_X, i]
+        fy += wheels[SLOPE_Y, i]
         out[k, 0] += fx
         out[k, 1] += fy
-        out[k, 2] += (x[i] - com[k, 0]) * fy - (y[i] - com[k, 1]) * fx
+        out[k, 2] += (x - com[k, 0]) * fy - (y - com[k, 1]) * fx
     n_bad = 0
     for k in range(out.shape[0]):
         c = math.cos(yaw_v[k])

@@ -3,6 +3,13 @@
 Index ``i`` is one wheel; ``vehicle[i]`` the index of its vehicle in the world's vehicle order; vehicle ``k`` owns
 wheels ``start[k]:start[k+1]`` in its dynamics class' wheel order. Frames: wheel positions, yaws and forces are in
 the vehicle frame (x forward, y left). Units: m, rad, kg, N, N·m, rad/s.
+
+The per-wheel float quantities are the rows of one (len(ROWS), W) float64 table, :attr:`WheelArrays.table`, so that a
+kernel takes them all as one argument and reads ``table[OMEGA, i]`` (rows named in :mod:`.wheel_rows`); row ``r``
+holds the quantity ``ROWS[r]``, and the attribute of that name (``omega``, ``x``, ...) is a view of that row
+(contiguous). Write into the rows (``w.omega[:] = ...``), never rebind the attributes: the kernels, the vehicles
+(``Vehicle.attach_wheel_state`` gets slices of rows) and the snapshots (:data:`WheelArrays.SNAPSHOT`, restored in
+place) all use the one table.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from mvsim_core.dynamics import wheel_rows as rows
 from mvsim_core.dynamics.friction import FrictionModel
 
 
@@ -36,6 +44,8 @@ class WheelArrays:
         slope_x, slope_y: gravity force along the slope on each wheel, vehicle frame (N).
         fx, fy: last friction force on the vehicle at each wheel, vehicle frame (N).
         vx, vy: last velocity of each wheel centre, vehicle frame (m/s).
+        table: (len(ROWS), n) float64, the per-wheel floats above as rows (``x`` … ``vy``, in the order of
+            :data:`~mvsim_core.dynamics.wheel_rows.ROWS`); their attributes are views of these rows.
     """
 
     SNAPSHOT: ClassVar[tuple[str, ...]] = ("omega", "phi", "torque", "k_motor", "fz", "slope_x", "slope_y", "fx", "fy",
@@ -49,19 +59,22 @@ class WheelArrays:
         self.n = n
         self.vehicle = np.repeat(np.arange(len(vehicles)), counts).astype(np.int64)
         wheels = [w for v in vehicles for w in v.wheels]
-        self.x = np.array([w.x for w in wheels], dtype=np.float64)
-        self.y = np.array([w.y for w in wheels], dtype=np.float64)
-        self.yaw = np.array([w.yaw for w in wheels], dtype=np.float64)
-        self.radius = np.array([w.radius for w in wheels], dtype=np.float64)
-        self.mass = np.array([w.mass for w in wheels], dtype=np.float64)
-        self.iyy = np.array([w.inertia for w in wheels], dtype=np.float64)
-        self.omega = np.zeros(n)
-        self.phi = np.zeros(n)
-        self.torque = np.zeros(n)
-        self.k_motor = np.zeros(n)
-        self.fz = np.concatenate([np.full(c, v.chassis.mass * gravity / c) for v, c in zip(vehicles, counts,
-                                                                                           strict=True)]) \
-            if n else np.zeros(0)
+        self.table = np.zeros((len(rows.ROWS), n), dtype=np.float64)
+        t = self.table
+        self.x, self.y, self.yaw = t[rows.X], t[rows.Y], t[rows.YAW]
+        self.radius, self.mass, self.iyy = t[rows.RADIUS], t[rows.MASS], t[rows.IYY]
+        self.omega, self.phi, self.torque, self.k_motor = t[rows.OMEGA], t[rows.PHI], t[rows.TORQUE], t[rows.K_MOTOR]
+        self.fz, self.slope_x, self.slope_y = t[rows.FZ], t[rows.SLOPE_X], t[rows.SLOPE_Y]
+        self.fx, self.fy, self.vx, self.vy = t[rows.FX], t[rows.FY], t[rows.VX], t[rows.VY]
+        self.x[:] = [w.x for w in wheels]
+        self.y[:] = [w.y for w in wheels]
+        self.yaw[:] = [w.yaw for w in wheels]
+        self.radius[:] = [w.radius for w in wheels]
+        self.mass[:] = [w.mass for w in wheels]
+        self.iyy[:] = [w.inertia for w in wheels]
+        if n:
+            self.fz[:] = np.concatenate([np.full(c, v.chassis.mass * gravity / c) for v, c in zip(vehicles, counts,
+                                                                                                 strict=True)])
         self.model = np.zeros(n, dtype=np.int64)
         self.has_mu = np.zeros(n, dtype=np.bool_)
         self.base_params = np.zeros((n, FrictionModel.n_columns()))
@@ -71,12 +84,6 @@ class WheelArrays:
             self.has_mu[s:e] = v.friction.has_mu
             v.friction.fill_columns(self.base_params[s:e])
         self.params = self.base_params.copy()
-        self.slope_x = np.zeros(n)
-        self.slope_y = np.zeros(n)
-        self.fx = np.zeros(n)
-        self.fy = np.zeros(n)
-        self.vx = np.zeros(n)
-        self.vy = np.zeros(n)
         for k, v in enumerate(vehicles):
             s, e = self.start[k], self.start[k + 1]
             v.attach_wheel_state(self.torque[s:e], self.omega[s:e], self.phi[s:e], self.k_motor[s:e])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import mvsim_core as mv
+from mvsim_core.dynamics import wheel_rows
 from mvsim_core.dynamics.friction import FrictionModel
 
 FRICTIONS = {"d": '<friction class="default"><mu>0.3</mu></friction>',
@@ -34,3 +35,32 @@ def test_friction_columns_per_wheel(tmp_path):
         assert (arr.base_params[s:e] == expected).all()
     assert arr.base_params[0, cls.COLUMNS["C_s"]] == 0.0  # a default-model wheel has no ellipse parameters
     assert list(arr.has_mu) == [True] * 5 + [False] * 2
+
+
+def test_per_wheel_floats_are_views_of_one_table(tmp_path):
+    w = _world(tmp_path)
+    arr = w.start().physics.wheels
+    assert arr.table.shape == (len(wheel_rows.ROWS), 7) and arr.table.dtype == np.float64
+    assert arr.table.flags.c_contiguous
+    for r, name in enumerate(wheel_rows.ROWS):
+        row = getattr(arr, name)
+        assert np.shares_memory(row, arr.table[r]) and row.shape == (7,) and row.flags.c_contiguous
+    # the row indices the kernels read name the rows of those attributes
+    assert arr.table[wheel_rows.RADIUS, 0] == arr.radius[0] > 0.0
+    assert arr.table[wheel_rows.FZ, 0] == arr.fz[0] > 0.0
+    # a vehicle's own wheel state is a slice of the table's rows
+    v = next(iter(w.vehicles.values()))
+    v.omega[1] = 3.5
+    assert arr.table[wheel_rows.OMEGA, 1] == 3.5
+
+
+def test_a_restored_snapshot_writes_into_the_table(tmp_path):
+    w = _world(tmp_path)
+    arr = w.start().physics.wheels
+    table = arr.table
+    state = w.snapshot()
+    arr.omega[:] = 7.0
+    arr.phi[:] = -1.0
+    w.restore(state)
+    assert arr.table is table and np.shares_memory(arr.omega, table)
+    assert (table[wheel_rows.OMEGA] == 0.0).all() and (table[wheel_rows.PHI] == 0.0).all()

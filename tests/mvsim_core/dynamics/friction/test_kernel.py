@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from mvsim_core.dynamics import wheel_rows as wa
 from mvsim_core.dynamics.friction import FrictionModel
 from mvsim_core.dynamics.friction.default import default_wheel_force
 from mvsim_core.dynamics.friction.ellipse import ellipse_wheel_force
@@ -59,11 +60,12 @@ def _kernel(cls, state):
     for name in cls.COLUMNS:
         m.params[name] = VALUES[name]
     m.fill_columns(params)
-    om = np.array([omega])
-    fx, fy = wheel_friction(0, np.array([cls.kernel_id]), params, vx, vy, np.array([yaw]), np.array([RADIUS]),
-                            np.array([MASS]), np.array([IYY]), om, tau, np.array([FZ]), np.array([GSX]),
-                            np.array([GSY]), G, DT, np.array([K_MOTOR]))
-    return fx, fy, om[0]
+    table = np.zeros((len(wa.ROWS), 1))  # one wheel's column of the per-wheel table
+    for row, value in ((wa.YAW, yaw), (wa.RADIUS, RADIUS), (wa.MASS, MASS), (wa.IYY, IYY), (wa.OMEGA, omega),
+                       (wa.FZ, FZ), (wa.SLOPE_X, GSX), (wa.SLOPE_Y, GSY), (wa.K_MOTOR, K_MOTOR)):
+        table[row, 0] = value
+    fx, fy = wheel_friction(0, np.array([cls.kernel_id]), params, table, vx, vy, tau, G, DT)
+    return fx, fy, table[wa.OMEGA, 0]
 
 
 def _reference(law, state):
