@@ -160,11 +160,12 @@ def test_shared_tf_tree_is_one_tree_with_prefixed_frames(probe: Probe, nodes: di
         for msg in [*tf_box, *static_box]:
             for tf in msg.transforms:
                 parents[tf.child_frame_id] = tf.header.frame_id
-        return all(f"{v}/odom" in parents for v in MULTI)
+        # each vehicle latches its own tf_static: wait for all of them, not only the first
+        return all(f"{v}/odom" in parents and f"{v}/base_footprint" in parents for v in MULTI)
 
     probe.spin_until(lambda: static_box, FIRST_MESSAGE_TIMEOUT, "the latched tf_static")
     step(probe, ns)
-    probe.spin_until(tree_complete, 30.0, "odom and map frames of every vehicle on one tf topic")
+    probe.spin_until(tree_complete, 30.0, "odom, map and static frames of every vehicle on one tf topic")
     for v in MULTI:
         assert parents[f"{v}/base_link"] == f"{v}/odom" and parents[f"{v}/odom"] == "map", v
         assert parents[f"{v}/base_footprint"] == f"{v}/base_link", v
