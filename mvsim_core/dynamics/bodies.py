@@ -57,20 +57,17 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from mvsim_core.dynamics.box2d_raw import (
-    AWAKE_FLAG,
-    MEM_HI,
-    MEM_LO,
-    OFF_F,
-    OFF_T,
-    OFF_V,
-    OFF_W,
-    READ_COLS,
+    add_forces,
     apply_raw,
-    body_address,
-    memory,
+    awake_mask,
+    body_addresses,
     raw_layout_ok,
+    read_frames,
     read_raw_positions,
     read_raw_states,
+    struct_indices,
+    views_for,
+    write_velocities,
 )
 from mvsim_core.dynamics.collision_flags import collision_flags_api, collision_flags_raw, raw_contacts_ok
 from mvsim_core.dynamics.fixtures import NOT_VEHICLES, VEHICLE_CATEGORY, add_polygon, body_radius, wheel_fixture
@@ -226,7 +223,7 @@ class Bodies:
         self.contact_hits = -1  # bodies flagged by the last contact_flags() (-1: none yet)
         self._contact_addrs: np.ndarray | None = None
         if self.raw and raw_contacts_ok():
-            self._contact_addrs = np.array([body_address(b) for b in self._contact_bodies], dtype=np.int64)
+            self._contact_addrs = body_addresses(self._contact_bodies)
 
         for el in world.elements:
             if isinstance(el, OccupancyGrid):
@@ -350,13 +347,14 @@ class Bodies:
 
     # ------------------------------------------------------------------ raw view
     def _make_raw_view(self) -> bool:
-        """Point the float32 / int32 views of the address space at the bodies (False if an address is unusable).
-        ``_f32`` and ``_i32`` exist only when this returned True, i.e. when ``raw`` is on."""
-        bodies = [*self.vehicle_bodies.values(), *self.block_bodies.values()]
-        if not bodies or not all(MEM_LO <= body_address(b) < MEM_HI - 512 and body_address(b) % 8 == 0
-                                 for b in bodies):
+        """Take the views of the address space that reach the bodies (:func:`~.box2d_raw.views_for`; False if an
+        address is unusable). ``_mem`` (bytes, int32, float32, int64 views), ``_f32`` and ``_i32`` exist only when
+        this returned True, i.e. when ``raw`` is on."""
+        mem = views_for([*self.vehicle_bodies.values(), *self.block_bodies.values()])
+        if mem is None:
             return False
-        _, self._i32, self._f32, _ = memory()
+        self._mem = mem
+        _, self._i32, self._f32, _ = mem
         return True
 
     def _body(self, name: str) -> Any:
@@ -387,12 +385,10 @@ class Bodies:
         if b is not None:
             return b
         bodies, dynamic = self._batch_bodies(key)
-        base = (np.array([body_address(bd) for bd in bodies], dtype=np.int64) - MEM_LO) // 4
+        base, read_idx, flag_idx = struct_indices(bodies)
         kinematic = np.array([bd.type == Box2D.b2_kinematicBody for bd in bodies], dtype=bool)
         return _remember(self._raw_batches, _RawBatch(names=key, bodies=bodies, dynamic=dynamic, base=base,
-                                                      kinematic=kinematic,
-                                                      read_idx=base[:, None] + READ_COLS[None, :],
-                                                      flag_idx=base + 1))
+                                                      kinematic=kinematic, read_idx=read_idx, flag_idx=flag_idx))
 
     def _batch_bodies(self, key: tuple[str, ...]) -> tuple[list[Any], np.ndarray]:
         """The bodies named in ``key`` and whether each is dynamic (bool array)."""
@@ -443,10 +439,7 @@ class Bodies:
             if apply_raw(self._f32, self._i32, rb.base, rb.flag_idx, rb.dynamic, fx, fy, tq):
                 return
             direct = self._direct_mask(rb)
-            base = rb.base[direct]
-            self._f32[base + OFF_F] += fx[direct]
-            self._f32[base + OFF_F + 1] += fy[direct]
-            self._f32[base + OFF_T] += tq[direct]
+            add_forces(self._f32, rb.base[direct], fx[direct], fy[direct], tq[direct])
             for i in np.flatnonzero(~direct):
                 bd = rb.bodies[i]
                 bd.ApplyForceToCenter((float(fx[i]), float(fy[i])), True)
@@ -465,15 +458,11 @@ class Bodies:
         if self.raw:
             rb = self._raw_batch(names)
             vx, vy, w = _per_body(len(rb.bodies), vx, vy, omega)
-            sc = self._f32[rb.read_idx[:, 2:6]].astype(np.float64)
-            s, c, lx, ly = sc.T
+            s, c, lx, ly = read_frames(self._f32, rb.read_idx).T
             dx, dy = c * lx - s * ly, s * lx + c * ly
             cvx, cvy = vx - w * dy, vy + w * dx
             direct = self._direct_mask(rb) | (rb.kinematic & self._awake(rb))
-            base = rb.base[direct]
-            self._f32[base + OFF_V] = cvx[direct]
-            self._f32[base + OFF_V + 1] = cvy[direct]
-            self._f32[base + OFF_W] = w[direct]
+            write_velocities(self._f32, rb.base[direct], cvx[direct], cvy[direct], w[direct])
             for i in np.flatnonzero(~direct):
                 bd = rb.bodies[i]
                 bd.linearVelocity = (float(cvx[i]), float(cvy[i]))
@@ -493,7 +482,7 @@ class Bodies:
         return self._awake(b) & b.dynamic
 
     def _awake(self, b: _RawBatch) -> np.ndarray:
-        return (self._i32[b.flag_idx] & AWAKE_FLAG) != 0
+        return awake_mask(self._i32, b.flag_idx)
 
     def _set_velocity_api(self, body: Any, vx: float, vy: float, w: float) -> None:
         lx, ly = body.localCenter.tuple
@@ -673,7 +662,7 @@ class Bodies:
         :attr:`contact_hits` is then the number of True values."""
         if self._contact_addrs is not None:
             flags = self._flags  # the kernel writes every entry (or returns -1)
-            m8, m32, mf, m64 = memory()
+            m8, m32, mf, m64 = self._mem
             hits = collision_flags_raw(m8, m32, mf, m64, self._contact_addrs, float(threshold), flags)
             if hits >= 0:
                 self.contact_hits = int(hits)

@@ -23,6 +23,19 @@ cos 6), ``m_sweep.localCenter`` (7, 8), ``m_sweep.a`` (14), ``m_linearVelocity``
 (18), ``m_force`` (19, 20), ``m_torque`` (21); ``m_flags`` is the uint16 at byte 4, read as the low half of the int32
 there (little-endian). Velocities in the struct are those of the centre of mass (COM); states exchanged with the
 callers refer to the body origin.
+
+This module owns every raw access of the package's dynamics to Box2D's memory (only :mod:`.box2d_state`, which
+snapshots whole worlds, keeps its own world-struct offsets): the struct offsets, the address-space view, the ``.this``
+address reads, the layout probes, and the accessors the other modules call -- vectorised numpy ones for the bodies'
+batches (:func:`struct_indices`, :func:`add_forces`, :func:`write_velocities`, ...) and small compiled ones for their
+kernels: a body's pose and velocity in :mod:`.kinematic_drive` (:func:`body_position`, :func:`set_com_velocity`,
+:func:`is_awake`, ...), the contact lists in :mod:`.collision_flags` (:func:`read_ptr`, :func:`contact_list`,
+:func:`contact_fixtures`, :func:`world_polygon`, ...).
+
+Contact-walk byte offsets (Box2D 2.3.x, 64-bit; checked against the API on a probe scene before use,
+:func:`contact_layout_ok`): b2Body::m_xf 12, m_contactList 136; b2ContactEdge::other 0, contact 8, next 24;
+b2Contact::m_flags 8 (touching = 2), m_fixtureA 96, m_fixtureB 104; b2Fixture::m_body 16, m_shape 24, m_isSensor 58;
+b2PolygonShape: m_type 8 (polygon = 2), m_radius 12, m_vertices 24, m_count 280.
 """
 
 from __future__ import annotations
@@ -30,7 +43,8 @@ from __future__ import annotations
 import ctypes
 import logging
 import math
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import Box2D
 import numpy as np
@@ -48,9 +62,21 @@ READ_COLS = np.array([OFF_P, OFF_P + 1, OFF_Q, OFF_Q + 1, OFF_LC, OFF_LC + 1, OF
 _STRUCT_FLOATS = 24
 _raw_layout: bool | None = None
 
+_FRAME_COLS = slice(2, 6)
+"""Columns of :data:`READ_COLS` holding the rotation (sine, cosine) and the local centre (x, y)."""
+
 MEM_LO, MEM_HI = 1 << 12, 1 << 48
 """Bytes: the address range [4 KiB, 256 TiB) that :func:`memory` views."""
 _mem: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+
+# byte offsets of the contact walk (see the module docstring)
+_B_XF, _B_CONTACTS = 12, 136
+_E_OTHER, _E_CONTACT, _E_NEXT = 0, 8, 24
+_C_FLAGS, _C_FA, _C_FB = 8, 96, 104
+_F_BODY, _F_SHAPE, _F_SENSOR = 16, 24, 58
+_S_TYPE, _S_RADIUS, _S_VERTS, _S_COUNT = 8, 12, 24, 280
+_TOUCHING, _POLYGON = 2, 2
+_raw_contacts: bool | None = None
 
 
 def body_address(body: Any) -> int:
@@ -78,6 +104,60 @@ def memory() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         _mem = (np.frombuffer(buf, dtype=np.uint8), np.frombuffer(buf, dtype=np.int32),
                 np.frombuffer(buf, dtype=np.float32), np.frombuffer(buf, dtype=np.int64))
     return _mem
+
+
+def _usable(addr: int) -> bool:
+    """Whether a struct at byte address ``addr`` lies where the views reach it (in range, 8-byte aligned)."""
+    return MEM_LO <= addr < MEM_HI - 512 and addr % 8 == 0
+
+
+def views_for(objects: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """The address-space views of :func:`memory` (bytes, int32, float32, int64) when every pybox2d object of
+    ``objects`` has its struct where they reach it; None when ``objects`` is empty or one has not."""
+    if not objects or not all(_usable(body_address(o)) for o in objects):
+        return None
+    return memory()
+
+
+def body_addresses(objects: Sequence[Any]) -> np.ndarray:
+    """Byte addresses of the structs of pybox2d objects, as an int64 array (what :func:`contact_list` and the
+    contact walk take)."""
+    return np.array([body_address(o) for o in objects], dtype=np.int64)
+
+
+def struct_indices(bodies: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Indices into the views of :func:`memory` for a list of bodies: the float32 index of each ``b2Body`` struct
+    (int64 (n,)), the float32 indices of its :data:`READ_COLS` (int64 (n, 10)) and the int32 index of the word
+    holding ``m_flags`` (int64 (n,); low half, little-endian)."""
+    base = (body_addresses(bodies) - MEM_LO) // 4
+    return base, base[:, None] + READ_COLS[None, :], base + 1
+
+
+def awake_mask(i32: np.ndarray, flag_idx: np.ndarray) -> np.ndarray:
+    """(n,) bool: whether each body is awake, from the int32 view and :func:`struct_indices`' flag indices."""
+    return (i32[flag_idx] & AWAKE_FLAG) != 0
+
+
+def read_frames(f32: np.ndarray, read_idx: np.ndarray) -> np.ndarray:
+    """(n, 4) float64: each body's rotation sine, cosine and local centre x, y (m, body frame), from the float32
+    view and :func:`struct_indices`' read indices."""
+    return f32[read_idx[:, _FRAME_COLS]].astype(np.float64)
+
+
+def add_forces(f32: np.ndarray, base: np.ndarray, fx: np.ndarray, fy: np.ndarray, tq: np.ndarray) -> None:
+    """Add force (fx, fy: N, world frame, at the COM) and torque (tq: N·m) into the structs at float32 indices
+    ``base`` (what ``ApplyForceToCenter`` + ``ApplyTorque`` do to an awake dynamic body)."""
+    f32[base + OFF_F] += fx
+    f32[base + OFF_F + 1] += fy
+    f32[base + OFF_T] += tq
+
+
+def write_velocities(f32: np.ndarray, base: np.ndarray, vx: np.ndarray, vy: np.ndarray, w: np.ndarray) -> None:
+    """Set the COM velocity (vx, vy: m/s, world frame) and angular velocity (w: rad/s) of the structs at float32
+    indices ``base`` (what ``linearVelocity`` / ``angularVelocity`` do to an awake body)."""
+    f32[base + OFF_V] = vx
+    f32[base + OFF_V + 1] = vy
+    f32[base + OFF_W] = w
 
 
 def raw_layout_ok() -> bool:
@@ -170,3 +250,210 @@ def apply_raw(f32: np.ndarray, i32: np.ndarray, base: np.ndarray, flag_idx: np.n
         f32[base[i] + OFF_T] += tq[i]
     return True
 
+
+
+# ---------------------------------------------------------------------------------------- one body, in kernels
+@njit(cache=True)
+def is_awake(i32: np.ndarray, flag: int) -> bool:
+    """Whether the body whose ``m_flags`` word is at int32 index ``flag`` of the int32 view is awake."""
+    return (i32[flag] & AWAKE_FLAG) != 0
+
+
+@njit(cache=True)
+def body_position(f32: np.ndarray, b: int) -> tuple[float, float]:
+    """Origin (x, y; m, world frame) of the body whose struct is at float32 index ``b`` of the float32 view."""
+    return float(f32[b + OFF_P]), float(f32[b + OFF_P + 1])
+
+
+@njit(cache=True)
+def body_angle(f32: np.ndarray, b: int) -> float:
+    """Angle (rad, Box2D's continuous one, not wrapped) of the body whose struct is at float32 index ``b``."""
+    return float(f32[b + OFF_A])
+
+
+@njit(cache=True)
+def body_rotation(f32: np.ndarray, b: int) -> tuple[float, float]:
+    """Sine and cosine of the rotation of the body whose struct is at float32 index ``b``."""
+    return float(f32[b + OFF_Q]), float(f32[b + OFF_Q + 1])
+
+
+@njit(cache=True)
+def body_local_center(f32: np.ndarray, b: int) -> tuple[float, float]:
+    """Centre of mass (m, body frame) of the body whose struct is at float32 index ``b``."""
+    return float(f32[b + OFF_LC]), float(f32[b + OFF_LC + 1])
+
+
+@njit(cache=True)
+def set_com_velocity(f32: np.ndarray, b: int, vx: float, vy: float, w: float) -> None:
+    """Set the COM velocity (vx, vy: m/s, world frame) and angular velocity (w: rad/s) of the body whose struct is
+    at float32 index ``b`` (stored as float32)."""
+    f32[b + OFF_V] = vx
+    f32[b + OFF_V + 1] = vy
+    f32[b + OFF_W] = w
+
+
+# ---------------------------------------------------------------------------------------- contact lists, in kernels
+@njit(cache=True)
+def read_ptr(m64: np.ndarray, a: int) -> int:
+    """The pointer (int64) at byte address ``a``, through the int64 view."""
+    return m64[(a - MEM_LO) >> 3]
+
+
+@njit(cache=True)
+def read_i32(m32: np.ndarray, a: int) -> int:
+    """The int32 at byte address ``a``, through the int32 view."""
+    return m32[(a - MEM_LO) >> 2]
+
+
+@njit(cache=True)
+def read_f32(mf: np.ndarray, a: int) -> float:
+    """The float32 at byte address ``a``, through the float32 view."""
+    return mf[(a - MEM_LO) >> 2]
+
+
+@njit(cache=True)
+def valid_ptr(p: int) -> bool:
+    """Whether ``p`` may be a struct's address (in the views' range, 8-byte aligned)."""
+    return MEM_LO <= p < MEM_HI - 512 and p % 8 == 0
+
+
+@njit(cache=True)
+def contact_list(m64: np.ndarray, body: int) -> int:
+    """Address of the first ``b2ContactEdge`` of the body at byte address ``body`` (0: it has none)."""
+    return read_ptr(m64, body + _B_CONTACTS)
+
+
+@njit(cache=True)
+def edge_contact(m64: np.ndarray, edge: int) -> int:
+    """Address of the ``b2Contact`` of the contact edge at byte address ``edge``."""
+    return read_ptr(m64, edge + _E_CONTACT)
+
+
+@njit(cache=True)
+def edge_next(m64: np.ndarray, edge: int) -> int:
+    """Address of the next edge of the same body's contact list (0: the last one)."""
+    return read_ptr(m64, edge + _E_NEXT)
+
+
+@njit(cache=True)
+def contact_fixtures(m64: np.ndarray, contact: int) -> tuple[int, int]:
+    """Addresses of the two ``b2Fixture`` (A, B) of the contact at byte address ``contact``."""
+    return read_ptr(m64, contact + _C_FA), read_ptr(m64, contact + _C_FB)
+
+
+@njit(cache=True)
+def contact_touching(m32: np.ndarray, contact: int) -> bool:
+    """Whether Box2D's touching bit is set on the contact at byte address ``contact``."""
+    return (read_i32(m32, contact + _C_FLAGS) & _TOUCHING) != 0
+
+
+@njit(cache=True)
+def fixture_is_sensor(m8: np.ndarray, fixture: int) -> bool:
+    """Whether the fixture at byte address ``fixture`` is a sensor (through the byte view)."""
+    return m8[fixture + _F_SENSOR - MEM_LO] != 0
+
+
+@njit(cache=True)
+def world_polygon(m32: np.ndarray, mf: np.ndarray, m64: np.ndarray, fixture: int,
+                  out: np.ndarray) -> tuple[int, float]:
+    """Vertices (m, world frame) of a polygon fixture into ``out`` (rows 0..count-1); (count, skin radius in m),
+    count -1 if not a polygon (or one of more than ``out``'s rows)."""
+    body = read_ptr(m64, fixture + _F_BODY)
+    shape = read_ptr(m64, fixture + _F_SHAPE)
+    if not (valid_ptr(body) and valid_ptr(shape)) or read_i32(m32, shape + _S_TYPE) != _POLYGON:
+        return -1, 0.0
+    n = read_i32(m32, shape + _S_COUNT)
+    if n < 3 or n > out.shape[0]:
+        return -1, 0.0
+    px, py = read_f32(mf, body + _B_XF), read_f32(mf, body + _B_XF + 4)
+    sn, cs = read_f32(mf, body + _B_XF + 8), read_f32(mf, body + _B_XF + 12)
+    for i in range(n):
+        vx, vy = read_f32(mf, shape + _S_VERTS + 8 * i), read_f32(mf, shape + _S_VERTS + 8 * i + 4)
+        out[i, 0] = px + cs * vx - sn * vy
+        out[i, 1] = py + sn * vx + cs * vy
+    return n, read_f32(mf, shape + _S_RADIUS)
+
+
+# ---------------------------------------------------------------------------------------- the contact-layout probe
+class ContactProbe(NamedTuple):
+    """The probe scene of :func:`contact_probe_scene` (one step made): body ``a`` (polygon fixture ``fa``) with near
+    misses only -- wall pieces ``near`` 3.5 cm and 12 cm away (skins 1 cm each) -- and an overlapping ``sensor``;
+    body ``b`` (a triangle) touching a wall; ``s``: the static body holding the walls and the sensor."""
+
+    world: Any
+    a: Any
+    b: Any
+    s: Any
+    fa: Any
+    near: list[Any]
+    sensor: Any
+
+
+def contact_probe_scene() -> ContactProbe:
+    """A small Box2D world whose contacts the raw contact walk is checked on (:func:`contact_layout_ok`, and the
+    collision flags of :mod:`.collision_flags`); the same every call."""
+    w = Box2D.b2World(gravity=(0, 0))
+    a = w.CreateDynamicBody(position=(0.25, -0.5), angle=0.2)
+    fa = a.CreatePolygonFixture(box=(0.5, 0.4), density=1.0)
+    s = w.CreateStaticBody(position=(0.5, 0.25), angle=-0.3)
+    near = []
+    for gap in (0.035, -0.12):
+        x = (0.5 + abs(gap) + 0.05) * math.copysign(1.0, gap)
+        centre = s.GetLocalPoint(a.GetWorldPoint((x, 0.0)))
+        near.append(s.CreatePolygonFixture(box=(0.05, 0.3, tuple(centre), 0.5)))
+    sensor = s.CreatePolygonFixture(box=(0.3, 0.3, tuple(s.GetLocalPoint(a.position)), 0.0))
+    sensor.sensor = True
+    b = w.CreateDynamicBody(position=(10.0, 0.0))
+    b.CreatePolygonFixture(vertices=[(0.0, 0.0), (1.0, 0.0), (0.5, 0.8)], density=1.0)
+    s.CreatePolygonFixture(box=(0.5, 0.5, tuple(s.GetLocalPoint((10.5, -0.5))), 0.0))
+    w.Step(0.001, 8, 3)
+    return ContactProbe(world=w, a=a, b=b, s=s, fa=fa, near=near, sensor=sensor)
+
+
+def contact_layout_ok() -> bool:
+    """Whether the contact accessors above read this binding's contact lists, contacts, fixtures and polygons right
+    (checked once, against the API on :func:`contact_probe_scene`)."""
+    global _raw_contacts
+    if _raw_contacts is None:
+        try:
+            _raw_contacts = _probe_contact_layout()
+        except Exception:  # noqa: BLE001 - any surprise means: use the API
+            _raw_contacts = False
+    return _raw_contacts
+
+
+def _probe_contact_layout() -> bool:
+    m8, m32, mf, m64 = memory()
+
+    def ptr(a: int) -> int:
+        return int(m64[(a - MEM_LO) >> 3])
+
+    p = contact_probe_scene()
+    edges = {body_address(ed): ed for ed in p.a.contacts}  # pybox2d lists them in its own order
+    walked, e = [], ptr(body_address(p.a) + _B_CONTACTS)
+    while e in edges and e not in walked:
+        walked.append(e)
+        e = ptr(e + _E_NEXT)
+    if len(edges) < 3 or e != 0 or set(walked) != set(edges):
+        return False
+    for ea, ed in edges.items():
+        c = ed.contact
+        ca = body_address(c)
+        if (ptr(ea + _E_OTHER), ptr(ea + _E_CONTACT)) != (body_address(ed.other), ca):
+            return False
+        if bool(int(m32[(ca + _C_FLAGS - MEM_LO) >> 2]) & _TOUCHING) != c.touching:
+            return False
+        if (ptr(ca + _C_FA), ptr(ca + _C_FB)) != (body_address(c.fixtureA), body_address(c.fixtureB)):
+            return False
+    for f in (p.fa, *p.near, p.sensor):
+        fp = body_address(f)
+        if (ptr(fp + _F_BODY), ptr(fp + _F_SHAPE)) != (body_address(f.body), body_address(f.shape)):
+            return False
+        if bool(m8[fp + _F_SENSOR - MEM_LO]) != f.sensor:
+            return False
+        out = np.empty((16, 2))
+        n, r = world_polygon(m32, mf, m64, fp, out)
+        want = np.array([tuple(f.body.GetWorldPoint(v)) for v in f.shape.vertices])
+        if n != len(want) or abs(r - f.shape.radius) > 1e-7 or not np.allclose(out[:n], want, atol=1e-5):
+            return False
+    return True

@@ -4,10 +4,10 @@
 Every step each track's pose at the step's end is computed (:func:`~.keyframes.track_advance`). A body near a
 dynamic body (vehicles, pushed blocks: within :data:`NEAR_MARGIN` beyond both bounding circles, at its track's pose
 or where its body was left) is given the velocity that takes it there over the step, written into Box2D's memory
-(:mod:`.box2d_raw`), so that it pushes what it meets. A body far from every dynamic body sleeps: Box2D then spends
-nothing on it (an awake kinematic body is an island of its own in every step: about 0.3 µs each on the dev
-machine), and sensors read the tracks' poses, not the bodies. Python only handles the bodies that change state
-(woken, put to sleep, or jumping to the start of their period): the kernel lists them.
+(through the accessors of :mod:`.box2d_raw`), so that it pushes what it meets. A body far from every dynamic body
+sleeps: Box2D then spends nothing on it (an awake kinematic body is an island of its own in every step: about 0.3 µs
+each on the dev machine), and sensors read the tracks' poses, not the bodies. Python only handles the bodies that
+change state (woken, put to sleep, or jumping to the start of their period): the kernel lists them.
 
 Measured on the dev machine (bench_physics (v): 25 robots, 20 actors, 20 keyframed blocks): the whole stage costs
 a few µs per step, against ~60 µs when every body was driven through numpy and the Box2D API.
@@ -21,7 +21,14 @@ import math
 
 import numpy as np
 
-from mvsim_core.dynamics.box2d_raw import AWAKE_FLAG, OFF_A, OFF_LC, OFF_P, OFF_Q, OFF_V, OFF_W
+from mvsim_core.dynamics.box2d_raw import (
+    body_angle,
+    body_local_center,
+    body_position,
+    body_rotation,
+    is_awake,
+    set_com_velocity,
+)
 from mvsim_core.dynamics.keyframes import track_advance
 from mvsim_core.jit import njit
 
@@ -93,7 +100,7 @@ def drive_tracks(t0: float, t1: float, start: np.ndarray, times: np.ndarray, fra
             change[i] = SLEEP if awake[i] else KEEP
             todo += change[i] != KEEP
             continue
-        if not awake[i] or (i32[flag_idx[i]] & AWAKE_FLAG) == 0:
+        if not awake[i] or not is_awake(i32, flag_idx[i]):
             change[i] = WAKE
             todo += 1
             continue
@@ -101,20 +108,17 @@ def drive_tracks(t0: float, t1: float, start: np.ndarray, times: np.ndarray, fra
         if jump[i]:
             change[i] = JUMP
             todo += 1
-            f32[b + OFF_V] = 0.0
-            f32[b + OFF_V + 1] = 0.0
-            f32[b + OFF_W] = 0.0
+            set_com_velocity(f32, b, 0.0, 0.0, 0.0)
             continue
         change[i] = KEEP
-        x, y, a = float(f32[b + OFF_P]), float(f32[b + OFF_P + 1]), float(f32[b + OFF_A])
-        s, c = float(f32[b + OFF_Q]), float(f32[b + OFF_Q + 1])
-        lx, ly = float(f32[b + OFF_LC]), float(f32[b + OFF_LC + 1])
+        x, y = body_position(f32, b)
+        a = body_angle(f32, b)
+        s, c = body_rotation(f32, b)
+        lx, ly = body_local_center(f32, b)
         vx = (out[i, 0] - x) / dt
         vy = (out[i, 1] - y) / dt
         w = ((out[i, 3] - a + math.pi) % (2.0 * math.pi) - math.pi) / dt
         dx = c * lx - s * ly  # origin -> COM, world frame
         dy = s * lx + c * ly
-        f32[b + OFF_V] = vx - w * dy
-        f32[b + OFF_V + 1] = vy + w * dx
-        f32[b + OFF_W] = w
+        set_com_velocity(f32, b, vx - w * dy, vy + w * dx, w)
     return todo
