@@ -493,3 +493,85 @@ def test_the_dict_check_catches_planted_tricks(tmp_path: Path) -> None:
                                                         f"{copy}:{n + 2}: __dict__[...]",
                                                         f"{copy}:{n + 4}: __dict__.setdefault(...)"]
     assert dict_tricks(src, "lidar3d.py") == []
+
+
+# ---------------------------------------------------------------------- raw Box2D access (issue 33)
+RAW_OWNERS = frozenset({"box2d_raw.py", "box2d_state.py"})
+"""The modules of mvsim_core/dynamics that may touch Box2D's memory themselves: the backend that owns the raw access
+(offsets, the address-space view, the accessors) and the snapshots, which keep their own world-struct offsets."""
+
+
+def _raw_constant(name: str) -> bool:
+    """Whether a name of box2d_raw is one of its constants (struct offsets, flags, the address range, READ_COLS)."""
+    return name == "*" or name.lstrip("_").isupper()
+
+
+def raw_access_violations(source: str, path: str) -> list[str]:
+    """``path:line: what`` for every raw access to Box2D's memory in ``source``: an import of ``ctypes``, a ``.this``
+    read, a call of (or an import of) ``memory``, and an import of a constant of box2d_raw or a read of one off the
+    module (``box2d_raw.OFF_V``). Calling box2d_raw's accessors (functions) is fine."""
+    tree = ast.parse(source, filename=path)
+    modules = {"box2d_raw"}  # names bound to the box2d_raw module
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules |= {a.asname for a in node.names if a.asname and a.name.split(".")[-1] == "box2d_raw"}
+        elif isinstance(node, ast.ImportFrom):
+            modules |= {a.asname or a.name for a in node.names if a.name == "box2d_raw"}
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, "imports ctypes") for a in node.names if a.name.split(".")[0] == "ctypes"]
+        elif isinstance(node, ast.ImportFrom):
+            mod = node.module or ""
+            if mod.split(".")[0] == "ctypes":
+                out.append((node.lineno, "imports ctypes"))
+            elif mod.split(".")[-1] == "box2d_raw":
+                out += [(node.lineno, f"imports box2d_raw.{a.name}") for a in node.names
+                        if _raw_constant(a.name) or a.name == "memory"]
+        elif isinstance(node, ast.Attribute):
+            if node.attr == "this":
+                out.append((node.lineno, "reads .this"))
+            elif _raw_constant(node.attr) and _dotted(node.value).split(".")[-1] in modules:
+                out.append((node.lineno, f"reads box2d_raw.{node.attr}"))
+        elif isinstance(node, ast.Call):
+            f = node.func
+            if (isinstance(f, ast.Name) and f.id == "memory") or (isinstance(f, ast.Attribute) and f.attr == "memory"):
+                out.append((node.lineno, "calls memory()"))
+    return [f"{path}:{line}: {what}" for line, what in sorted(set(out))]
+
+
+def test_only_the_box2d_backend_touches_box2d_memory() -> None:
+    """In mvsim_core/dynamics only box2d_raw.py and box2d_state.py read ``.this``, call ``memory()`` or import
+    box2d_raw's offsets and constants or ctypes; the other modules (bodies, kinematic drive, collision flags, ...)
+    call box2d_raw's accessors."""
+    files = [p for p in _package_sources("mvsim_core/dynamics") if p.name not in RAW_OWNERS]
+    assert len(files) > 20, len(files)
+    found = [f for p in files for f in raw_access_violations(p.read_text(), str(p.relative_to(REPO)))]
+    assert found == [], "raw Box2D access outside the backend:\n" + "\n".join(found)
+
+
+def test_the_raw_access_check_catches_planted_access(tmp_path: Path) -> None:
+    """A copy of bodies.py with raw accesses planted in it (ctypes, an offset imported, memory() through a module
+    alias, an offset read off the module, ``.this``): each reported at its line; importing the module and calling
+    its accessors is not. The backend itself is reported (the check is not vacuous)."""
+    src = (REPO / "mvsim_core/dynamics/bodies.py").read_text()
+    planted = src + ("\n\ndef _probe(body):\n"
+                     "    import ctypes\n"
+                     "    from mvsim_core.dynamics.box2d_raw import OFF_V, body_address\n"
+                     "    from mvsim_core.dynamics import box2d_raw as raw\n"
+                     "    from . import box2d_raw\n"
+                     "    _, _, f32, _ = raw.memory()\n"
+                     "    f32[body_address(body) // 4 + raw.OFF_W] = 0.0\n"
+                     "    return int(body.this), OFF_V, box2d_raw.MEM_LO, ctypes\n")
+    copy = tmp_path / "bodies.py"
+    copy.write_text(planted)
+    n = planted.splitlines().index("def _probe(body):") + 1
+    assert raw_access_violations(copy.read_text(), str(copy)) == [f"{copy}:{n + 1}: imports ctypes",
+                                                                  f"{copy}:{n + 2}: imports box2d_raw.OFF_V",
+                                                                  f"{copy}:{n + 5}: calls memory()",
+                                                                  f"{copy}:{n + 6}: reads box2d_raw.OFF_W",
+                                                                  f"{copy}:{n + 7}: reads .this",
+                                                                  f"{copy}:{n + 7}: reads box2d_raw.MEM_LO"]
+    assert raw_access_violations(src, "bodies.py") == []
+    backend = raw_access_violations((REPO / "mvsim_core/dynamics/box2d_raw.py").read_text(), "box2d_raw.py")
+    assert {v.split(": ", 1)[1] for v in backend} >= {"imports ctypes", "reads .this", "calls memory()"}, backend
