@@ -380,13 +380,13 @@ class ContactProbe(NamedTuple):
     misses only -- wall pieces ``near`` 3.5 cm and 12 cm away (skins 1 cm each) -- and an overlapping ``sensor``;
     body ``b`` (a triangle) touching a wall; ``s``: the static body holding the walls and the sensor."""
 
-    world: Any
-    a: Any
-    b: Any
-    s: Any
-    fa: Any
-    near: list[Any]
-    sensor: Any
+    world: Box2D.b2World
+    a: Box2D.b2Body
+    b: Box2D.b2Body
+    s: Box2D.b2Body
+    fa: Box2D.b2Fixture
+    near: list[Box2D.b2Fixture]
+    sensor: Box2D.b2Fixture
 
 
 def contact_probe_scene() -> ContactProbe:
