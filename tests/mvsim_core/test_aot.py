@@ -239,10 +239,10 @@ import numba
 probe = jit.REGISTRY["mvsim_core.dynamics.collision_flags:probe_parallel"].dispatcher
 out["prange"] = probe.py_func.__globals__["_probe_prange"] is numba.prange
 out["after"] = [type(f).__name__ for f in (cf.polygon_distance, cf.probe_parallel, vk.vehicle_forces,
-                                           rk.rotation_entries, cf._valid)]
+                                           rk.rotation_entries, cf.collision_flags_raw)]
 out["jit_on"], out["aot"], out["stale"] = jit._jit_on, jit.aot_active(), sorted(jit.aot_stale_modules())
 jit.use_jit()
-out["use_jit"] = [type(f).__name__ for f in (vk.vehicle_forces, cf._valid)]
+out["use_jit"] = [type(f).__name__ for f in (vk.vehicle_forces, cf.collision_flags_raw)]
 print(out)
 """
 
