@@ -145,8 +145,8 @@ class Kernel:
         return self.dispatcher
 
 
-class _Stub:
-    """A kernel without ahead-of-time code: turns the process over to the JIT on its first call."""
+class _Deferred:
+    """What a kernel's name holds until its dispatcher exists (named and wrapping as the Python function)."""
 
     __slots__ = ("_kernel", "__name__", "__wrapped__")
 
@@ -154,22 +154,23 @@ class _Stub:
         self._kernel = kernel
         self.__name__ = kernel.py_func.__name__
         self.__wrapped__ = kernel.py_func
+
+
+class _Stub(_Deferred):
+    """A kernel without ahead-of-time code: turns the process over to the JIT on its first call."""
+
+    __slots__ = ()
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         use_jit()
         return self._kernel.make_dispatcher()(*args, **kwargs)
 
 
-class _LazyJit:
+class _LazyJit(_Deferred):
     """A kernel of a stale module (:func:`aot_stale_modules`): compiles its own dispatcher on its first call, without
     turning the process over to the JIT, and rebinds the package's names of it to that dispatcher."""
 
-    __slots__ = ("_kernel", "__name__", "__wrapped__")
-
-    def __init__(self, kernel: Kernel) -> None:
-        self._kernel = kernel
-        self.__name__ = kernel.py_func.__name__
-        self.__wrapped__ = kernel.py_func
+    __slots__ = ()
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         d = self._kernel.dispatcher
