@@ -23,6 +23,7 @@ from mvsim_core.dynamics.controllers.base import Family
 from mvsim_core.errors import ArgumentValueError, ControllerError, quoted
 from mvsim_core.geometry.extent import Extent, posed, prism_corners, wheel_corners
 from mvsim_core.objects.block import _footprint_from_visuals, parse_shape
+from mvsim_core.objects.vehicles.description import JointState, RobotDescription
 from mvsim_core.objects.visual import Visual, parse_visuals
 from mvsim_core.objects.wheel import Wheel, parse_wheel
 from mvsim_core.outputs import WORLD_FRAME, Output, OutputKind, PlanarOdometry
@@ -33,6 +34,8 @@ from mvsim_core.xml.params import Color, Kind, Param, ParamValues, read_params
 from mvsim_core.xml.simulable import SIMULABLE_TAGS, SimulableSpec, parse_simulable
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from mvsim_core.dynamics.controllers.base import Controller
     from mvsim_core.dynamics.friction.base import FrictionModel
     from mvsim_core.dynamics.physics import Physics
@@ -272,6 +275,7 @@ class Vehicle:
     visuals: list[Visual] = field(default_factory=list)
     node: XmlNode | None = None
     odometry_std: tuple[float, float, float] = (ODOMETRY_MULTIPLIER_STD,) * 3
+    description: RobotDescription | None = None  # the user's URDF, when the vehicle came from one (else generated)
 
     # run-time state, filled by the World once physics starts
     torques: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
@@ -473,6 +477,36 @@ class Vehicle:
                 Output(OutputKind.ODOMETRY, "base_pose_ground_truth", BASE_LINK, 0.0,
                        options={"parent": WORLD_FRAME}, observe=ground_truth_sample),
                 Output(OutputKind.COLLISION, "collision", BASE_LINK, 0.0, observe=touching))
+
+    @property
+    def base_frame(self) -> str:
+        """The vehicle's own frame (the child of ``odom``): the root link of its URDF when it came from one, else
+        :data:`BASE_LINK`."""
+        return self.description.root if self.description is not None else BASE_LINK
+
+    def robot_description(self) -> RobotDescription:
+        """Its robot description (:mod:`mvsim_core.objects.vehicles.description`): the user's URDF when the vehicle
+        came from one, else one generated from its chassis, wheels and sensors (made once)."""
+        raise NotImplementedError
+
+    def joint_state(self) -> JointState:
+        """The positions (rad, m) and rates (rad/s, m/s) of its description's movable joints now: each wheel's spin
+        angle and rate, each steering angle, under the description's joint names."""
+        raise NotImplementedError
+
+    def set_joint_commands(self, velocities: Mapping[str, float], positions: Mapping[str, float]
+                           ) -> tuple[float, ...]:
+        """Command joints by name, as ros2_control's joint command interfaces do: wheel joints by velocity (rad/s),
+        steering joints by position (rad). The vehicle's own controller drives them: the commanded wheel rates and
+        steering become the twist (or speed and steering angle) they imply, which goes through
+        :meth:`set_twist` / :meth:`drive` (same limits and NaN rules); returns what was commanded there.
+
+        Raises:
+            ArgumentValueError: a name that is no commandable joint of the description (the message lists them).
+            CommandValueError: a NaN or infinite value (the last good command stays in force).
+            ControllerError: the controller takes no such command.
+        """
+        raise NotImplementedError
 
     def odometry_velocity(self) -> tuple[float, float, float]:
         """Twist (vx, 0, ω) estimated from the spins of the first two wheels (left, right), as wheel encoders would.
