@@ -24,6 +24,7 @@ from mvsim_core.errors import ArgumentValueError, ControllerError, quoted
 from mvsim_core.geometry.extent import Extent, posed, prism_corners, wheel_corners
 from mvsim_core.objects.block import _footprint_from_visuals, parse_shape
 from mvsim_core.objects.vehicles.description import JointState, RobotDescription
+from mvsim_core.objects.vehicles.joint_commands import JointCommands
 from mvsim_core.objects.visual import Visual, parse_visuals
 from mvsim_core.objects.wheel import Wheel, parse_wheel
 from mvsim_core.outputs import WORLD_FRAME, Output, OutputKind, PlanarOdometry
@@ -288,6 +289,7 @@ class Vehicle:
     _physics: Physics | None = field(default=None, repr=False)
     _index: int = -1
     _gate: CommandGate | None = field(default=None, repr=False)  # created on the first command
+    _joints: JointCommands | None = field(default=None, repr=False)  # created on the first joint command
     command_listeners: list[Callable[[str, tuple[float, float, float]], None]] = field(default_factory=list,
                                                                                      repr=False)
     """Called as ``listener(vehicle name, (vx, vy, wz))`` with every twist given to :meth:`set_twist`, as given (before
@@ -453,6 +455,8 @@ class Vehicle:
             self.controller.stop()
         except ControllerError as e:
             raise ControllerError(f"vehicle '{self.name}': {e}") from None
+        if self._joints is not None:
+            self._joints.stopped()
 
     def attach_wheel_state(self, torques: np.ndarray, omega: np.ndarray, phi: np.ndarray,
                            k_motor: np.ndarray) -> None:
@@ -501,12 +505,18 @@ class Vehicle:
         steering become the twist (or speed and steering angle) they imply, which goes through
         :meth:`set_twist` / :meth:`drive` (same limits and NaN rules); returns what was commanded there.
 
+        Which joints are commandable, how their values map to the twist or drive command, what a mimic joint does
+        and what an omitted joint keeps: :mod:`mvsim_core.objects.vehicles.joint_commands`.
+
         Raises:
             ArgumentValueError: a name that is no commandable joint of the description (the message lists them).
             CommandValueError: a NaN or infinite value (the last good command stays in force).
             ControllerError: the controller takes no such command.
         """
-        raise NotImplementedError
+        desc = self.description if self.description is not None else self.robot_description()
+        if self._joints is None or self._joints.description is not desc:
+            self._joints = JointCommands(self, desc)
+        return self._joints.apply(self, velocities, positions)
 
     def odometry_velocity(self) -> tuple[float, float, float]:
         """Twist (vx, 0, ω) estimated from the spins of the first two wheels (left, right), as wheel encoders would.
