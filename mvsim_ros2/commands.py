@@ -10,6 +10,10 @@
   subscribe with that type only, as ros_gz_bridge does.
 * ``ackermann_cmd`` (ackermann_msgs/AckermannDriveStamped): (drive.speed, drive.steering_angle) → ``Vehicle.drive``:
   ``front_steer_pid`` takes them as given, the twist controllers of Ackermann vehicles v, ω = v·tan δ / wheelbase.
+* ``joint_commands`` (sensor_msgs/JointState): its own subscription, :mod:`mvsim_ros2.joint_commands`, sharing
+  the watchdog, the NaN rule and the warnings of these.
+* Several inputs of one vehicle: the newest accepted command wins; the first time a vehicle's commands come from
+  ``joint_commands`` and from another topic, the node warns once, naming both.
 * Values: a message with a NaN or infinite number in any field of its twist (or of ``drive``) is ignored — the last
   good command stays in force — with a warning naming the topic and the field, at most one per topic every
   :data:`WARN_PERIOD` wall seconds (counting the ones in between). Finite values beyond the vehicle's command limits
@@ -100,6 +104,8 @@ class CommandInputs:
         self._rejected: dict[str, tuple[float, int]] = {}  # topic -> (wall time of the last warning, ignored since)
         self._topics: dict[int, str] = {}  # id(link) -> resolved cmd_vel topic (/bot1/cmd_vel)
         self._ackermann_topics: dict[int, str] = {}  # id(link) -> resolved ackermann_cmd topic
+        self.joint_topics: dict[int, str] = {}  # id(link) -> resolved joint_commands topic (mvsim_ros2.joint_commands)
+        self._last_input: dict[int, str] = {}  # id(link) -> topic of its latest accepted command
 
     def subscribe(self, link: VehicleLink) -> None:
         """``cmd_vel`` and ``ackermann_cmd`` of one vehicle (under its topic prefix), and its command limits."""
@@ -216,6 +222,18 @@ class CommandInputs:
                    else f"its controller '{ctl.xml_class}' takes neither steering nor twist commands")
             self._warn_once(link, "ackermann", f"cannot take ackermann_cmd: {why}; ignored")
 
+    def note_input(self, link: VehicleLink, topic: str) -> None:
+        """Remember where the vehicle's latest accepted command came from (``topic``); say once per vehicle when
+        ``joint_commands`` (:mod:`mvsim_ros2.joint_commands`) and another input take turns (the newest wins)."""
+        before = self._last_input.get(id(link))
+        self._last_input[id(link)] = topic
+        joints = self.joint_topics.get(id(link))
+        if before is None or before == topic or joints not in (before, topic):
+            return
+        other = topic if before == joints else before
+        self._warn_once(link, "joint_commands and others",
+                        f"commands arrive on both {joints} and {other}; the newest wins (said once)")
+
     def _command(self, link: VehicleLink, topic: str, path: str, verb: Callable[..., tuple[float, ...]],
                  asked: tuple[float, ...], limits: tuple[tuple[str, float, str, str], ...]) -> bool:
         """Give ``asked`` to a vehicle command ``verb`` under the step guard, say what it clamped (``limits``: per
@@ -231,6 +249,7 @@ class CommandInputs:
             return False
         self._say_clamped(link, topic, path, asked, done, limits)
         self._arm(link)
+        self.note_input(link, topic)
         return True
 
     # ------------------------------------------------------------------ watchdog
@@ -256,12 +275,32 @@ class CommandInputs:
         self.cmd_vel[:] = [cv for cv in self.cmd_vel if cv.link is not link]
         self._topics.pop(id(link), None)
         self._ackermann_topics.pop(id(link), None)
+        self.joint_topics.pop(id(link), None)
+        self._last_input.pop(id(link), None)
         if link in self.commanded:
             self.commanded.remove(link)
 
     def clear(self) -> None:
         """No command is active any more (after a reset of the world's state); the next one arms the watchdog."""
         self.commanded.clear()
+
+    # ------------------------------------------------------------------ for the other inputs (joint_commands)
+    def guard(self) -> Any:
+        """The World's step guard (a context manager; a no-op without one)."""
+        return self._guard()
+
+    def accepted(self, link: VehicleLink, topic: str) -> None:
+        """A command from ``topic`` was accepted: arm the watchdog and note where it came from."""
+        self._arm(link)
+        self.note_input(link, topic)
+
+    def warn_once(self, link: VehicleLink, key: str, text: str) -> None:
+        """Warn ``text`` about the vehicle once for ``key``."""
+        self._warn_once(link, key, text)
+
+    def reject(self, topic: str, name: str, value: float) -> None:
+        """A non-finite ``value`` of field ``name`` on ``topic`` was ignored (warned about, throttled per topic)."""
+        self._reject(topic, name, value)
 
     # ------------------------------------------------------------------ helpers
     def _guard(self) -> Any:

@@ -33,7 +33,8 @@ Services: ``~/step`` and the ``simulation_interfaces`` ones (reset, spawn, delet
 pause; :mod:`mvsim_ros2.simulation_services`).
 
 Topics: see :mod:`mvsim_ros2.naming` for the names and QoS; per vehicle ``cmd_vel`` (Twist or TwistStamped) and
-``ackermann_cmd`` (AckermannDriveStamped) in (:mod:`mvsim_ros2.commands`), ``odom``, ``base_pose_ground_truth``,
+``ackermann_cmd`` (AckermannDriveStamped) in (:mod:`mvsim_ros2.commands`), ``joint_commands`` (JointState,
+ros2_control style) in (:mod:`mvsim_ros2.joint_commands`), ``odom``, ``base_pose_ground_truth``,
 ``collision``, ``chassis_markers``, ``chassis_polygon``, ``tf``, ``tf_static``, ``amcl_pose`` and ``particlecloud``
 out (:mod:`mvsim_ros2.vehicle_publishers`), plus one or more topics per sensor (:mod:`mvsim_ros2.sensor_publishers`);
 ``simul_map`` and ``simul_map_metadata`` per world; ``simul_chassis_markers`` (every vehicle's markers, when their
@@ -84,6 +85,7 @@ try:  # ROS 2 is optional at import time, so that `mvsim_node` can say clearly w
     from mvsim_ros2 import vehicle_publishers as vp
     from mvsim_ros2.audience import counted_publisher
     from mvsim_ros2.commands import CommandInputs
+    from mvsim_ros2.joint_commands import JointCommandInputs
     from mvsim_ros2.sensor_publishers import (
         PublishContext,
         SensorLink,
@@ -200,6 +202,7 @@ class MvsimNode(Node):
         self._sensors: list[SensorLink] = []
         self._commands = CommandInputs(self, self.world, self.opts)
         self._commanded = self._commands.commanded  # the same list: vehicles whose commands are active
+        self._joint_commands = JointCommandInputs(self, self._commands)
         self._stop = False
         self._clock_sent = -1.0  # simulated time of the latest /clock message (s); -1 before the first
         self.comms = None
@@ -291,6 +294,7 @@ class MvsimNode(Node):
         prefix = naming.vehicle_prefix(veh.name, len(self.world.vehicles), o.force_publish_vehicle_namespace)
         link = vp.make_vehicle_link(self.counted_publisher, veh, prefix, o)
         self._commands.subscribe(link)
+        self._joint_commands.subscribe(link)
         self._vehicles.append(link)
         for sensor in veh.sensors.values():
             self._make_sensor(link, sensor)

@@ -65,6 +65,12 @@ class Options:
     zmq_bind: str = param("127.0.0.1", "interface the ZMQ server listens on")
     cmd_vel_type: str = param("auto", "cmd_vel message type: auto (Twist, or TwistStamped when that is what is "
                                       "published), twist or twist_stamped")
+    joint_commands_topic: str = param("joint_commands", "sensor_msgs/JointState input of wheel velocities and "
+                                                        "steering positions (ros2_control's topic_based_ros2_control "
+                                                        "joint_commands_topic), under each vehicle's namespace")
+    joint_states_topic: str = param("joint_states", "sensor_msgs/JointState output of the vehicles' joints "
+                                                    "(topic_based_ros2_control's joint_states_topic), under each "
+                                                    "vehicle's namespace")
     max_linear_speed: float = param(0.0, "largest |linear.x|, |linear.y|, |drive.speed| commanded, m/s; beyond: "
                                          "clamped (0 = the vehicle's own limit)")
     max_angular_speed: float = param(0.0, "largest |angular.z| commanded, rad/s; beyond: clamped (0 = the vehicle's "
@@ -117,6 +123,8 @@ class Options:
         _need(bool(self.world_frame_id), "world_frame_id", self.world_frame_id, "a frame name")
         _need(self.cmd_vel_type in ("auto", "twist", "twist_stamped"), "cmd_vel_type", self.cmd_vel_type,
               "auto, twist or twist_stamped")
+        for name in ("joint_commands_topic", "joint_states_topic"):
+            _need(bool(getattr(self, name)), name, getattr(self, name), "a topic name")
         for name in ("max_linear_speed", "max_angular_speed"):
             v = getattr(self, name)
             _need(v >= 0 and math.isfinite(v), name, v, "a number >= 0 (0 = the vehicle's own limit)")

@@ -24,7 +24,7 @@ from mvsim_core.errors import ArgumentValueError, ControllerError, quoted
 from mvsim_core.geometry.extent import Extent, posed, prism_corners, wheel_corners
 from mvsim_core.objects.block import _footprint_from_visuals, parse_shape
 from mvsim_core.objects.vehicles.description import JointState, RobotDescription
-from mvsim_core.objects.vehicles.joint_commands import JointCommands
+from mvsim_core.objects.vehicles.joint_commands import JointCommands, joint_commands_of
 from mvsim_core.objects.visual import Visual, parse_visuals
 from mvsim_core.objects.wheel import Wheel, parse_wheel
 from mvsim_core.outputs import WORLD_FRAME, Output, OutputKind, PlanarOdometry
@@ -513,10 +513,7 @@ class Vehicle:
             CommandValueError: a NaN or infinite value (the last good command stays in force).
             ControllerError: the controller takes no such command.
         """
-        desc = self.description if self.description is not None else self.robot_description()
-        if self._joints is None or self._joints.description is not desc:
-            self._joints = JointCommands(self, desc)
-        return self._joints.apply(self, velocities, positions)
+        return joint_commands_of(self).apply(self, velocities, positions)
 
     def odometry_velocity(self) -> tuple[float, float, float]:
         """Twist (vx, 0, ω) estimated from the spins of the first two wheels (left, right), as wheel encoders would.
