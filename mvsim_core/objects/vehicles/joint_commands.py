@@ -168,24 +168,21 @@ class JointCommands:
 
     def _twist(self, veh: Vehicle, velocities: Mapping[str, float]) -> tuple[float, float]:
         """(v m/s, ω rad/s) of a differential vehicle for the wheel rates."""
-        from mvsim_core.objects.vehicles.base import WheelSide
-
         rims = self._rim_speeds(veh, velocities)
-        sides = veh.dynamics.lr_pattern
-        side_s: dict[WheelSide, list[float]] = {WheelSide.LEFT: [], WheelSide.RIGHT: []}
-        side_y: dict[WheelSide, list[float]] = {WheelSide.LEFT: [], WheelSide.RIGHT: []}
+        sides = veh.dynamics.lr_pattern  # WheelSide values: "l", "r"; None (no torque) is never commandable
+        side_s: dict[str, list[float]] = {"l": [], "r": []}
+        side_y: dict[str, list[float]] = {"l": [], "r": []}
         for i, s in rims.items():
             side = sides[i]
-            assert side is not None  # only driven wheels are commandable
-            side_s[side].append(s)
-            side_y[side].append(veh.wheels[i].y)
-        for side in WheelSide:
-            if not side_s[side]:
-                raise ControllerError(f"vehicle '{veh.name}': its description has no wheel joint on the "
-                                      f"{'left' if side is WheelSide.LEFT else 'right'} side; commandable joints: "
-                                      f"{self._listing()}")
-        s_l, s_r = (sum(side_s[s]) / len(side_s[s]) for s in (WheelSide.LEFT, WheelSide.RIGHT))
-        y_l, y_r = (sum(side_y[s]) / len(side_y[s]) for s in (WheelSide.LEFT, WheelSide.RIGHT))
+            assert side is not None
+            side_s[side.value].append(s)
+            side_y[side.value].append(veh.wheels[i].y)
+        for key, word in (("l", "left"), ("r", "right")):
+            if not side_s[key]:
+                raise ControllerError(f"vehicle '{veh.name}': its description has no wheel joint on the {word} "
+                                      f"side; commandable joints: {self._listing()}")
+        s_l, s_r = (sum(side_s[k]) / len(side_s[k]) for k in ("l", "r"))
+        y_l, y_r = (sum(side_y[k]) / len(side_y[k]) for k in ("l", "r"))
         w = (s_r - s_l) / (y_l - y_r)
         return s_l + w * y_l, w
 
