@@ -369,6 +369,10 @@ class _Loader:
 
     # ------------------------------------------------------------------ tag handlers
     def vehicle_class(self, node: XmlNode) -> None:
+        if "urdf" in node.attrs:  # a class generated from the user's URDF (mvsim_core.objects.vehicles.urdf_import)
+            from mvsim_core.objects.vehicles.urdf_import import urdf_class_node
+
+            node = urdf_class_node(node, self.ctx)
         self._register_class(node, self.world.vehicle_classes, "vehicle")
 
     def vehicle(self, node: XmlNode) -> None:
@@ -380,6 +384,10 @@ class _Loader:
         cls_node = self._class_of(node, self.world.vehicle_classes, "vehicle", name)
         cname = cls_node.attrs.get("name", "") if cls_node is not None else ""
         v = build_vehicle(node, cls_node, self.ctx, name=name, class_name=cname, sensor_factory=sensor_from_xml)
+        if cls_node is not None and "urdf" in cls_node.attrs:
+            from mvsim_core.objects.vehicles.urdf_import import description_of
+
+            v.description = description_of(cls_node)
         n = len(v.sensors)
         self._charge(node, f"vehicle '{name}'" + (f" and its {n} sensor{'s' if n > 1 else ''}" if n else ""),
                      object_charges(v, node))

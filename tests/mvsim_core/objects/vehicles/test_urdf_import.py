@@ -1,0 +1,124 @@
+"""URDF robots as vehicles: the class and description each shared robot implies, how they drive, the errors."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+import mvsim_core as mv
+from mvsim_core.io.urdf import UrdfError
+from mvsim_core.objects.vehicles.description import JointSource
+from mvsim_core.objects.vehicles.urdf_import import import_urdf
+from tests.mvsim_core.robots import ROBOTS, ament_prefix, urdf_path
+
+DATA = Path(__file__).parent / "data"
+
+
+def _world(tmp_path: Path, urdf: Path) -> Path:
+    w = tmp_path / "w.world.xml"
+    w.write_text(f'<mvsim_world version="1.0"><simul_timestep>0.005</simul_timestep>'
+                 f'<vehicle:class name="c" urdf="{urdf}"/>'
+                 f'<vehicle name="v" class="c"><init_pose>0 0 0</init_pose></vehicle></mvsim_world>')
+    return w
+
+
+@pytest.mark.parametrize("robot", list(ROBOTS))
+@pytest.mark.parametrize("source", ["urdf", "xacro"])
+def test_shared_robot_imports_and_drives(robot: str, source: str, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    _, _, radius, track, wheelbase, dynamics = ROBOTS[robot]
+    if source == "xacro":
+        prefix, path = ament_prefix(robot, tmp_path / "prefix")
+        monkeypatch.setenv("AMENT_PREFIX_PATH", str(prefix))
+    else:
+        path = urdf_path(robot)
+    veh = import_urdf(path)
+    assert veh.dynamics == dynamics
+    assert veh.radius == pytest.approx(radius, abs=1e-3)
+    assert veh.track == pytest.approx(track, abs=1e-3)
+    assert veh.wheelbase == pytest.approx(wheelbase, abs=1e-3)
+    world = mv.load_world(_world(tmp_path, path))
+    v = world.vehicles["v"]
+    assert v.description is not None and v.base_frame == veh.description.root
+    v.set_twist(0.3, 0.0, 0.0)
+    world.run(3.0)
+    x, y = v.pose[:2]
+    assert 0.8 <= x <= 1.0 and abs(y) < 0.01
+
+
+def test_descriptions_of_diffbot_and_carlikebot() -> None:
+    d = import_urdf(urdf_path("diffbot")).description
+    assert (d.root, d.height) == ("base_link", pytest.approx(0.04))
+    # left_wheel_joint sits at y = -0.05: it drives the vehicle's right wheel (index 1), whatever its name
+    lw = d.joint("left_wheel_joint")
+    assert (lw.source, lw.wheels, lw.multiplier) == (JointSource.SPIN, (1,), 1.0)
+    assert d.joint("caster_rear_wheel_joint").source is JointSource.FIXED
+    c = import_urdf(urdf_path("carlikebot")).description
+    assert (c.joint("virtual_rear_wheel_joint").source, c.joint("virtual_rear_wheel_joint").wheels) == \
+        (JointSource.SPIN, (0, 1))
+    assert (c.joint("virtual_front_wheel_joint").source, c.joint("virtual_front_wheel_joint").wheels) == \
+        (JointSource.STEER_CENTRE, (2, 3))
+    fr = c.joint("front_right_wheel_joint")
+    assert (fr.source, fr.mimic, fr.multiplier, fr.lower, fr.upper) == \
+        (JointSource.MIMIC, "virtual_front_wheel_joint", 1.0, -0.4, 0.4)
+    assert c.urdf == urdf_path("carlikebot").read_text()
+    h = import_urdf(urdf_path("husky")).description
+    assert h.height == pytest.approx(0.1651 - 0.03282)
+
+
+def test_carlikebot_turns_with_the_bicycle_radius(tmp_path: Path) -> None:
+    world = mv.load_world(_world(tmp_path, urdf_path("carlikebot")))
+    v = world.vehicles["v"]
+    steer = 0.3
+    v.drive(0.3, steer)
+    world.run(4.0)
+    vx, _, wz = v.twist  # the rear axle's centre has no sideways speed: it turns on radius vx / wz
+    assert vx / wz == pytest.approx(0.325 / math.tan(steer), rel=0.05)
+
+
+def test_world_tag_with_a_sensor_on_a_urdf_link() -> None:
+    world = mv.load_world(DATA / "urdf_robot.world.xml")
+    v = world.vehicles["r1"]
+    assert v.description is not None and v.description.root == "base_footprint"
+    assert v.dynamics.xml_class == "differential"
+    imu = v.sensors["imu_link"]
+    assert imu.pose == pytest.approx((-0.032, 0.0, 0.078, 0.0, 0.0, 0.0), abs=1e-9)
+
+
+LINK = '<link name="{0}"><collision><geometry><cylinder radius="0.05" length="0.02"/></geometry></collision></link>'
+WHEEL = ('<joint name="{0}_joint" type="continuous"><parent link="base"/><child link="{0}"/>'
+         '<origin xyz="0 {1} 0.05"/><axis xyz="0 1 0"/></joint>')
+
+
+def _bad(tmp_path: Path, body: str) -> Path:
+    p = tmp_path / "bad.urdf"
+    p.write_text(f'<robot name="bad">\n<link name="base"><collision><geometry><box size="0.3 0.2 0.1"/>'
+                 f'</geometry></collision></link>\n{body}</robot>\n')
+    return p
+
+
+def test_no_wheels(tmp_path: Path) -> None:
+    with pytest.raises(UrdfError) as e:
+        import_urdf(_bad(tmp_path, ""))
+    assert str(e.value) == (f"{tmp_path}/bad.urdf:2: robot 'bad' has no wheels: a wheel is a continuous joint about "
+                            "the lateral axis whose child link has a cylinder <collision>; add one per wheel")
+
+
+def test_a_wheel_link_without_collision(tmp_path: Path) -> None:
+    body = ('<link name="lw"><visual><geometry><cylinder radius="0.05" length="0.02"/></geometry></visual></link>\n'
+            + WHEEL.format("lw", 0.1) + "\n" + LINK.format("rw") + WHEEL.format("rw", -0.1) + "\n")
+    with pytest.raises(UrdfError) as e:
+        import_urdf(_bad(tmp_path, body))
+    assert str(e.value) == (f"{tmp_path}/bad.urdf:3: wheel link 'lw' (joint 'lw_joint') has no <collision>; give it "
+                            "a cylinder collision (radius, length) so that it can roll on the ground")
+
+
+def test_driven_wheels_of_different_radii(tmp_path: Path) -> None:
+    body = (LINK.format("lw") + WHEEL.format("lw", 0.1) + "\n"
+            + LINK.format("rw").replace('0.05"', '0.06"') + WHEEL.format("rw", -0.1) + "\n")
+    with pytest.raises(UrdfError) as e:
+        import_urdf(_bad(tmp_path, body))
+    assert str(e.value) == (f"{tmp_path}/bad.urdf:4: driven wheels of different radii (0.05, 0.06 m): the simulated "
+                            "drive needs one radius; make the wheel cylinders equal")
