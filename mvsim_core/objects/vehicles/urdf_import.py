@@ -307,10 +307,7 @@ def _visuals(model: UrdfModel, wheel_links: set[str], height: float) -> list[str
         for g in link.visuals:
             if g.kind != "mesh" or not g.filename:
                 continue
-            try:
-                path = resolve_package_uri(g.filename, model.package_dirs, source=model.source, line=g.line)
-            except UrdfError:
-                path = None
+            path = resolve_package_uri(g.filename, model.package_dirs, source=model.source, line=g.line)
             uri = str(path) if path is not None else g.filename
             t = model.link_transform(name) @ g.origin.matrix()
             roll, pitch, yaw = matrix_rpy(t[:3, :3])
