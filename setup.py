@@ -56,6 +56,7 @@ setup(
         "mcap>=1.2",  # MCAP records of --record (mvsim_core.io.mcap_writer); imported only when recording
         "rosbags>=0.10",  # ROS 2 message definitions of the recorder's schemas; imported only when recording
         "zstandard>=0.22",  # zstd compression of the recording's chunks
+        "xacro>=2",  # .xacro robot descriptions (mvsim import-urdf, <vehicle:class urdf=...>)
     ],
     extras_require={
         "test": [
@@ -67,6 +68,8 @@ setup(
             "mypy>=2.4",  # type checking of mvsim_core, configured in mypy.ini (make lint)
             "evo>=1.28",  # reads the TUM ground-truth files in the tests, as users evaluate them
             "websockets>=13",  # a plain Foxglove WebSocket client in the tests
+            "urdf-parser-py>=0.0.4",  # cross-check of the URDF reader
+            "yourdfpy>=0.0.60",  # cross-check of the URDF reader
         ],
         # `mvsim plot-trajectory` (mvsim_core/io/trajectory_plot.py); imported only when a figure is drawn
         "plot": ["matplotlib>=3.8"],

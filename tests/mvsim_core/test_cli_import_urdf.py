@@ -17,7 +17,8 @@ def test_writes_a_class_that_loads(tmp_path: Path, capsys: pytest.CaptureFixture
     err = capsys.readouterr().err
     assert err == "class 'tb3': differential, 2 wheels, radius 0.033 m, track 0.288 m\n"
     w = tmp_path / "w.world.xml"
-    w.write_text(f'<mvsim_world version="1.0"><include file="{out}"/><vehicle name="v" class="tb3"><init_pose>0 0 0</init_pose></vehicle></mvsim_world>')
+    w.write_text(f'<mvsim_world version="1.0"><include file="{out}"/>'
+                 '<vehicle name="v" class="tb3"><init_pose>0 0 0</init_pose></vehicle></mvsim_world>')
     v = mv.load_world(w).vehicles["v"]
     assert [round(wh.y, 3) for wh in v.wheels] == [0.144, -0.144]
 
