@@ -275,7 +275,7 @@ def expand_xacro(path: Path, args: Mapping[str, str]) -> str:
         UrdfError: xacro is not installed, or it fails (its message).
     """
     try:
-        import xacro
+        import xacro  # type: ignore[import-untyped]
     except ImportError:
         raise UrdfError(str(path), 0, "reading .xacro needs the xacro package; pip install xacro") from None
     try:
@@ -354,7 +354,7 @@ def parse_urdf(text: str, *, source: str = "<text>",
         UrdfError: not XML; no ``<robot>`` root; a link or joint without a name, or named twice; a joint of an
             unknown type or naming an unknown link; a link with two parents; a cycle; several roots.
     """
-    from lxml import etree
+    from lxml import etree  # type: ignore[import-untyped]
 
     try:
         root_el = etree.fromstring(text.encode("utf-8"), etree.XMLParser(remove_comments=True, huge_tree=False))
@@ -382,7 +382,7 @@ def parse_urdf(text: str, *, source: str = "<text>",
             mass = _float(me.get("value") if me is not None else None, 0.0, source, ie.sourceline or line,
                           "<mass value")
             ine = ie.find("inertia")
-            inertia = (0.0,) * 6
+            inertia: tuple[float, ...] = (0.0,) * 6
             if ine is not None:
                 inertia = tuple(_float(ine.get(k), 0.0, source, ine.sourceline or line, f"<inertia {k}")
                                 for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
@@ -408,12 +408,12 @@ def parse_urdf(text: str, *, source: str = "<text>",
                                           f"{', '.join(sorted(JOINT_TYPES))}")
         ends = []
         for tag in ("parent", "child"):
-            e = el.find(tag)
-            link = e.get("link") if e is not None else None
+            end = el.find(tag)
+            link = end.get("link") if end is not None else None
             if not link:
                 raise UrdfError(source, line, f"joint '{name}' has no <{tag} link=\"...\">; add it")
             if link not in links:
-                raise UrdfError(source, (e.sourceline if e is not None else None) or line,
+                raise UrdfError(source, (end.sourceline if end is not None else None) or line,
                                 f"joint '{name}' names unknown {tag} link '{link}'; define <link name=\"{link}\"> or "
                                 f"fix the name (links: {', '.join(links)})")
             ends.append(link)
