@@ -48,6 +48,8 @@ from mvsim_core.comms.proto import (
     ListTopicsRequest_pb2,
     RegisterNodeAnswer_pb2,
     RegisterNodeRequest_pb2,
+    SrvGetAllPoses_pb2,
+    SrvGetAllPosesAnswer_pb2,
     SubscribeAnswer_pb2,
     SubscribeRequest_pb2,
     TopicInfo_pb2,
@@ -617,6 +619,35 @@ class Client:
         if message_class(type_name) is None:
             raise UnexpectedMessageError(f"service `{name}` answered an unknown type {type_name}")
         return decode_payload(type_name, payload)
+
+    # ------------------------------------------------------------------ ground truth (services of the World node)
+    def get_all_poses(self, prefix: str = "", timeout: float | None = None
+                      ) -> tuple[float, dict[str, tuple[tuple[float, ...], tuple[float, float, float]]]]:
+        """Every object's pose and twist in one snapshot (service ``get_all_poses``).
+
+        Args:
+            prefix: only the objects whose name starts with it ("" = all).
+
+        Returns:
+            (simulated time of the snapshot in s, {name: (pose, twist)}) in the World's order (vehicles, blocks,
+            actors); pose = (x, y, z, yaw, pitch, roll) in the world frame (m, rad), twist = (vx, vy, wz) in the
+            object's body frame (m/s, rad/s).
+
+        Raises:
+            ServiceError: no World node serves it, or it answered an error. CommsTimeout: no answer in time.
+        """
+        req = SrvGetAllPoses_pb2.SrvGetAllPoses()
+        if prefix:
+            req.prefix = prefix
+        ans = cast(SrvGetAllPosesAnswer_pb2.SrvGetAllPosesAnswer,
+                   self.call_service("get_all_poses", req, SrvGetAllPosesAnswer_pb2.SrvGetAllPosesAnswer, timeout))
+        if not ans.success:
+            raise ServiceError(f"service `get_all_poses` failed: {ans.errorMessage or 'no reason given'}")
+        out: dict[str, tuple[tuple[float, ...], tuple[float, float, float]]] = {}
+        for o in ans.objects:
+            p, t = o.pose, o.twist
+            out[o.name] = ((p.x, p.y, p.z, p.yaw, p.pitch, p.roll), (t.vx, t.vy, t.wz))
+        return ans.simulTime, out
 
     # ------------------------------------------------------------------ run-time objects (services of the World node)
     def spawn_objects(self, objects: Iterable[str | tuple[str, str | None, Sequence[float] | None]],

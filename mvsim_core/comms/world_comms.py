@@ -11,6 +11,10 @@ Services (input → output; answers and error texts as upstream):
   check).
 * ``get_pose`` (SrvGetPose → SrvGetPoseAnswer): pose (world frame, m / rad), twist in the body frame
   (vx, vy, 0, 0, 0, ωz) and the latched collision flag (reset afterwards).
+* ``get_all_poses`` (SrvGetAllPoses → SrvGetAllPosesAnswer): one snapshot of every vehicle, block (walls too) and
+  actor — vehicles, then blocks, then actors, each in file order, only names starting with ``prefix`` when it is
+  given — each a ``NamedPose`` with its pose and body-frame twist as ``get_pose`` gives them, and ``simulTime`` the
+  simulated time (s) of the snapshot. Collision flags are left alone.
 * ``set_controller_twist`` (SrvSetControllerTwist → SrvSetControllerTwistAnswer): (vx, vy, ωz) of ``twistSetPoint``
   to the vehicle's controller, clamped to its command limits (``Vehicle.set_twist``); errors "objectId not found",
   "objectId is not of VehicleBase type", "objectId vehicle seems not to have any controller", "objectId vehicle
@@ -81,6 +85,8 @@ from mvsim_core.comms.names import RULE, name_problem
 from mvsim_core.comms.proto import (
     ObservationLidar2D_pb2,
     Pose_pb2,
+    SrvGetAllPoses_pb2,
+    SrvGetAllPosesAnswer_pb2,
     SrvGetPose_pb2,
     SrvGetPoseAnswer_pb2,
     SrvSetControllerTwist_pb2,
@@ -367,6 +373,8 @@ class WorldComms:
                                 self.srv_set_pose)
             c.advertise_service("get_pose", SrvGetPose_pb2.SrvGetPose, SrvGetPoseAnswer_pb2.SrvGetPoseAnswer,
                                 self.srv_get_pose)
+            c.advertise_service("get_all_poses", SrvGetAllPoses_pb2.SrvGetAllPoses,
+                                SrvGetAllPosesAnswer_pb2.SrvGetAllPosesAnswer, self.srv_get_all_poses)
             c.advertise_service("set_controller_twist", SrvSetControllerTwist_pb2.SrvSetControllerTwist,
                                 SrvSetControllerTwistAnswer_pb2.SrvSetControllerTwistAnswer,
                                 self.srv_set_controller_twist)
@@ -520,6 +528,24 @@ class WorldComms:
             ans.objectIsInCollision = bool(getattr(obj, "had_collision", False))
             if hasattr(obj, "had_collision"):
                 obj.had_collision = False
+        return ans
+
+    def srv_get_all_poses(self, req: SrvGetAllPoses_pb2.SrvGetAllPoses
+                          ) -> SrvGetAllPosesAnswer_pb2.SrvGetAllPosesAnswer:
+        ans = SrvGetAllPosesAnswer_pb2.SrvGetAllPosesAnswer(success=True)
+        prefix = req.prefix if req.HasField("prefix") else ""
+        w = self.world
+        with self.lock:
+            ans.simulTime = float(w.time)
+            for table in (w.vehicles, w.blocks, w.actors):
+                for name, obj in table.items():
+                    if not name.startswith(prefix):
+                        continue
+                    item = ans.objects.add(name=name)
+                    pose_msg(obj.pose, item.pose)
+                    vx, vy, wz = self._twist(name, obj)
+                    tw = item.twist
+                    tw.vx, tw.vy, tw.vz, tw.wx, tw.wy, tw.wz = vx, vy, 0.0, 0.0, 0.0, wz
         return ans
 
     def srv_set_pose(self, req: SrvSetPose_pb2.SrvSetPose) -> SrvSetPoseAnswer_pb2.SrvSetPoseAnswer:

@@ -35,6 +35,10 @@ UPSTREAM = {
     "Pose": [(R, "double", n, i + 1) for i, n in enumerate(["x", "y", "z", "yaw", "pitch", "roll"])],
     "RegisterNodeAnswer": [(R, "bool", "success", 1), (OPT, "string", "errorMessage", 2)],
     "RegisterNodeRequest": [(R, "string", "nodeName", 1)],
+    # get_all_poses: upstream after v1.2.0 (modules/msgs/proto/SrvGetAllPoses*.proto); NamedPose is in the answer's
+    "SrvGetAllPoses": [(OPT, "string", "prefix", 1)],
+    "SrvGetAllPosesAnswer": [(R, "bool", "success", 1), (OPT, "string", "errorMessage", 2),
+                             (OPT, "double", "simulTime", 3), (P, "mvsim_msgs.NamedPose", "objects", 4)],
     "SrvGetPose": [(R, "string", "objectId", 1)],
     "SrvGetPoseAnswer": [(R, "bool", "success", 1), (OPT, "string", "errorMessage", 2),
                          (OPT, "mvsim_msgs.Pose", "pose", 3), (R, "bool", "objectIsInCollision", 4),
@@ -90,6 +94,13 @@ def test_upstream_message_matches_the_facts(name):
     assert _fields(cls) == UPSTREAM[name]
     for f in _proto(cls).field:  # proto2 repeated scalars upstream are not packed: same bytes on the wire
         assert not f.options.packed
+
+
+def test_named_pose_of_get_all_poses_matches_upstream():
+    cls = message_class("mvsim_msgs.NamedPose")
+    assert cls is not None and cls.DESCRIPTOR.file.name == "SrvGetAllPosesAnswer.proto"
+    assert _fields(cls) == [(R, "string", "name", 1), (R, "mvsim_msgs.Pose", "pose", 2),
+                            (OPT, "mvsim_msgs.Twist", "twist", 3)]
 
 
 def test_exactly_the_upstream_set_in_mvsim_msgs():

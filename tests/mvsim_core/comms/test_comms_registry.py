@@ -114,8 +114,8 @@ def test_the_world_itself_unregisters_and_then_the_name_is_free(server, comms_wo
     world = mv.load_world(comms_world_file).start()
     comms = WorldComms(world, port=server.port, timeout=10.0, server=server).attach()
     assert sorted(s for s, r in server.services.items() if r.node == "World") == \
-        ["get_pose", "remove_objects_by_name", "remove_spawned_objects", "set_controller_twist", "set_pose", "shutdown",
-         "spawn_xml_objects"]
+        ["get_all_poses", "get_pose", "remove_objects_by_name", "remove_spawned_objects", "set_controller_twist",
+         "set_pose", "shutdown", "spawn_xml_objects"]
     comms.close()
     assert "World" not in server.nodes and server.local_nodes == set() and not server.services
     assert wire.ask(RegisterNodeRequest_pb2.RegisterNodeRequest(nodeName="World"),
