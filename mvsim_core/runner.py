@@ -169,6 +169,8 @@ class Runner:
     Attributes:
         paused: no paced advance while True (ROS lockstep); :meth:`advance_to` still steps.
         dropped: simulated seconds of lag dropped so far.
+        drops: ticks that dropped lag (the schedule could not be kept) so far.
+        step_seconds: wall seconds spent in physics steps made by this runner (step listeners included).
         anchor_wall, anchor_sim: the schedule's anchor (wall s, simulated s).
         steps: physics steps made by this runner.
     """
@@ -191,6 +193,8 @@ class Runner:
         self.paused = False
         self.dropped = 0.0
         self.steps = 0
+        self.step_seconds = 0.0
+        self.drops = 0
         self.catching_up = False
         """True when the last tick left lag to catch up (the loop then ticks again at once)."""
         self._owed = 0.0  # simulated s of lag caused by viewer frames, still to be caught up
@@ -235,9 +239,18 @@ class Runner:
         step boundary reaches it). Returns the number of steps made."""
         w = self.world
         n = int(math.floor((target - w.time) / w.timestep + STEP_TOLERANCE))
+        return self.step(n)
+
+    def step(self, n: int = 1) -> int:
+        """Exactly ``n`` physics steps (none for ``n`` <= 0), paused or not; their wall time (``time.perf_counter``,
+        whatever ``clock`` is, step listeners included) is added to :attr:`step_seconds`. Returns the steps made."""
+        if n <= 0:
+            return 0
+        w = self.world
+        t0 = time.perf_counter()
         for _ in range(n):
             w.step()
-        n = max(n, 0)
+        self.step_seconds += time.perf_counter() - t0
         self.steps += n
         return n
 
@@ -259,6 +272,7 @@ class Runner:
         if lag > allowed:  # cannot keep up (or was suspended): drop the excess
             excess = lag - allowed
             self.dropped += excess
+            self.drops += 1
             self.anchor_sim -= excess
             target -= excess
             lag = allowed
