@@ -30,7 +30,11 @@ block, and ``objects_ground_truth`` (TFMessage, with ``objects_ground_truth_rate
 (:mod:`mvsim_ros2.runtime_objects`). Vehicles added or removed over ZMQ get (lose) their topics after the next step.
 
 Services: ``~/step`` and the ``simulation_interfaces`` ones (reset, spawn, delete, get/set entity state, step, play /
-pause; :mod:`mvsim_ros2.simulation_services`).
+pause, spawnables, entity bounds; :mod:`mvsim_ros2.simulation_services`), also under upstream's names; the
+SimulateSteps action (:mod:`mvsim_ros2.simulate_steps`).
+
+Diagnostics: ``/diagnostics`` every ``1 / diagnostics_rate`` wall seconds (real-time factor, step time, dropped lag,
+blow-ups; :mod:`mvsim_ros2.diagnostics`).
 
 Topics: see :mod:`mvsim_ros2.naming` for the names and QoS; per vehicle ``cmd_vel`` (Twist or TwistStamped) and
 ``ackermann_cmd`` (AckermannDriveStamped) in (:mod:`mvsim_ros2.commands`), ``joint_commands`` (JointState,
@@ -81,7 +85,7 @@ try:  # ROS 2 is optional at import time, so that `mvsim_node` can say clearly w
     from visualization_msgs.msg import MarkerArray
 
     from mvsim_ros2 import conversions as cv
-    from mvsim_ros2 import naming, runtime_objects, simulation_services, zmq_bridge
+    from mvsim_ros2 import diagnostics, naming, runtime_objects, simulate_steps, simulation_services, zmq_bridge
     from mvsim_ros2 import vehicle_publishers as vp
     from mvsim_ros2.audience import counted_publisher
     from mvsim_ros2.commands import CommandInputs
@@ -225,6 +229,8 @@ class MvsimNode(Node):
         self.create_service(Trigger, "~/step", self._srv_step)
         self.runtime_objects = runtime_objects.start(self)
         self.sim_services = simulation_services.start(self)  # simulation_interfaces; None without the package
+        self.sim_steps = simulate_steps.start(self)  # the SimulateSteps action; None without the package
+        self.diagnostics = diagnostics.start(self)  # /diagnostics; None with diagnostics_rate 0
         self._start_zmq()
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.publish_clock()  # before anything stamped with it
@@ -432,8 +438,12 @@ class MvsimNode(Node):
             self.get_logger().error(fault.message())
 
     def _on_tick(self, steps: int) -> None:
-        """After each run-loop tick: /clock, when time moved and it is not out yet (every tick when running as fast
-        as possible)."""
+        """After each run-loop tick: the steps of an active SimulateSteps goal, /clock when time moved and it is not
+        out yet (every tick when running as fast as possible), /diagnostics when due."""
+        if self.sim_steps is not None:
+            steps += self.sim_steps.tick(1.0 / self.runner.tick_rate)
+        if self.diagnostics is not None:
+            self.diagnostics.tick()
         if ((steps and self.world.time != self._clock_sent)
                 or (self.runner.realtime_factor <= 0 and not self.runner.paused)):
             self.publish_clock()
@@ -579,6 +589,9 @@ class MvsimNode(Node):
             self.viewer = None
         if hasattr(self, "comms"):
             self._close_zmq()
+        for part in (getattr(self, "sim_steps", None), getattr(self, "diagnostics", None)):
+            if part is not None:
+                part.close()
         recorder = getattr(self, "recorder", None)
         if recorder is not None:
             recorder.close()

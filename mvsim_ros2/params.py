@@ -53,6 +53,8 @@ class Options:
     world_frame_id: str = param("map", "frame of ground truth, simul_map, amcl_pose, particlecloud")
     objects_ground_truth_rate: float = param(0.0, "Hz (simulated time) of objects_ground_truth, every vehicle's, "
                                                   "block's and actor's pose as a TFMessage (0 = not published)")
+    diagnostics_rate: float = param(1.0, "Hz (wall clock) of /diagnostics (diagnostic_msgs/DiagnosticArray: real-time "
+                                         "factor, step time, dropped lag, blow-ups; 0 = not published)")
     depth_image_encoding: str = param("32FC1", "depth image encoding: 32FC1 (m) or 16UC1 (mm)")
     lockstep: bool = param(False, "advance simulated time only through the ~/step service", dynamic=True)
     lockstep_step: float = param(0.1, "simulated seconds advanced by one ~/step call", dynamic=True)
@@ -110,6 +112,8 @@ class Options:
         _need(self.period_ms_publish_tf > 0, "period_ms_publish_tf", self.period_ms_publish_tf, "> 0 ms")
         _need(self.objects_ground_truth_rate >= 0 and math.isfinite(self.objects_ground_truth_rate),
               "objects_ground_truth_rate", self.objects_ground_truth_rate, "a number >= 0 Hz (0 = not published)")
+        _need(self.diagnostics_rate >= 0 and math.isfinite(self.diagnostics_rate), "diagnostics_rate",
+              self.diagnostics_rate, "a number >= 0 Hz (0 = not published)")
         _need(self.publisher_history_len >= 1, "publisher_history_len", self.publisher_history_len, ">= 1")
         _need(math.isfinite(self.base_watchdog_timeout), "base_watchdog_timeout", self.base_watchdog_timeout,
               "a number of seconds (<= 0 disables the watchdog)")

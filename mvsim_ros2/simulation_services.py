@@ -20,7 +20,20 @@ service                      type                   what it does here
 ``get_simulation_state``     GetSimulationState     playing / paused / stopped
 ``set_simulation_state``     SetSimulationState     play, pause (the ``lockstep`` parameter), stop (reset + pause),
                                                     quit (the node exits cleanly)
+``get_spawnables``           GetSpawnables          the world's vehicle, block and actor classes
+                                                    (:mod:`mvsim_ros2.spawnables`): resource string
+                                                    ``<vehicle class="NAME"/>``, description, box at the origin
+``get_entity_bounds``        GetEntityBounds        the entity's box (TYPE_BOX) in its own frame (x forward, z up,
+                                                    origin at its reference point on the ground; ``points[0]`` the
+                                                    upper corner, ``points[1]`` the lower one), m: its chassis and
+                                                    wheels (vehicle), prism (block), cylinder (actor)
 ===========================  =====================  =============================================================
+
+Plus the SimulateSteps action (``simulate_steps``, :mod:`mvsim_ros2.simulate_steps`).
+
+Names: each service is served twice, as ``~/<name>`` and as ``<name>`` in the node's namespace (``/get_entities``
+for a node in the root namespace): upstream MVSim's node serves its simulation_interfaces services under the
+relative names, so clients written for it find them here too; the same handler answers both.
 
 Frames and units: poses and twists are ground truth in the world frame (``world_frame_id``, ``map`` by default; an
 empty ``frame_id`` means it too), metres, radians, m/s, rad/s; stamps are simulated time. The simulator is planar: a
@@ -99,6 +112,9 @@ class SimulationServices:
         self.world = node.world
         self._stopped = False  # SetSimulationState(STOPPED) and nothing since but pausing
         self._clamped: set[tuple[str, str]] = set()  # (entity, twist field) clamped and said
+        self.errors = 0
+        """Internal errors answered so far (``/diagnostics`` reports them)."""
+        self._spawnables: list[Any] | None = None  # the world's classes, measured once (:mod:`spawnables`)
         srv = si_srv
         table: list[tuple[Any, str, Callable[[Any, Any], Any]]] = [
             (srv.GetSimulatorFeatures, "get_simulator_features", self.get_simulator_features),
@@ -114,8 +130,13 @@ class SimulationServices:
             (srv.StepSimulation, "step_simulation", self.step_simulation),
             (srv.GetSimulationState, "get_simulation_state", self.get_simulation_state),
             (srv.SetSimulationState, "set_simulation_state", self.set_simulation_state),
+            (srv.GetSpawnables, "get_spawnables", self.get_spawnables),
+            (srv.GetEntityBounds, "get_entity_bounds", self.get_entity_bounds),
         ]
-        self.services = [node.create_service(t, f"~/{name}", self._safe(name, fn)) for t, name, fn in table]
+        self.services = [node.create_service(t, served, handler)
+                         for t, name, fn in table
+                         for handler in [self._safe(name, fn)]
+                         for served in (f"~/{name}", name)]
 
     def _safe(self, name: str, fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
         """``fn`` answering OPERATION_FAILED (and logging) instead of raising: an exception must not stop the
@@ -126,6 +147,7 @@ class SimulationServices:
             except MvsimError as e:
                 _set(response.result, si_msg.Result.RESULT_OPERATION_FAILED, str(e))
             except Exception as e:  # noqa: BLE001 - the service boundary: report, keep the node alive
+                self.errors += 1
                 self.node.get_logger().error(f"~/{name}: {e}\n{traceback.format_exc()}")
                 _set(response.result, si_msg.Result.RESULT_OPERATION_FAILED, f"internal error: {e}")
             return response
@@ -144,7 +166,7 @@ class SimulationServices:
             F.ENTITY_STATE_SETTING, F.ENTITY_INFO_GETTING, F.SIMULATION_RESET, F.SIMULATION_RESET_TIME,
             F.SIMULATION_RESET_STATE, F.SIMULATION_RESET_SPAWNED, F.SIMULATION_STATE_GETTING,
             F.SIMULATION_STATE_SETTING, F.SIMULATION_STATE_PAUSE, F.STEP_SIMULATION_SINGLE, F.STEP_SIMULATION_MULTIPLE,
-            F.SPAWNING_ENTITIES]
+            F.SPAWNING_ENTITIES, F.SPAWNABLES, F.ENTITY_BOUNDS, F.STEP_SIMULATION_ACTION]
         response.features.spawn_formats = [SPAWN_FORMAT]
         response.features.custom_info = (
             "mvsim_ros2: spawn takes a <vehicle>, <block> or <actor> element written as in MVSim world files (the "
@@ -295,6 +317,36 @@ class SimulationServices:
                     f"~/set_entity_state: '{name}' state.twist.{field} = {a:g} {unit} is beyond its limit; clamped "
                     f"to {d:g} {unit} (said once per entity and field)")
 
+    def get_entity_bounds(self, request: Any, response: Any) -> Any:
+        obj = self._entity(request.entity)
+        if obj is None:
+            return self._not_found(response, request.entity)
+        with self._guard():
+            e = obj.extent((0.0,) * 6)
+        _box(response.bounds, e)
+        return _answer(response, si_msg.Result.RESULT_OK)
+
+    def get_spawnables(self, request: Any, response: Any) -> Any:
+        from mvsim_ros2.spawnables import catalogue
+
+        if self._spawnables is None:
+            with self._guard():
+                self._spawnables = catalogue(self.world)
+        out = []
+        for item in self._spawnables:
+            sp = si_msg.Spawnable()
+            sp.entity_resource.resource_string = item.resource
+            sp.description = f"{item.description} (defined at {item.where})"
+            if item.extent is not None:
+                _box(sp.spawn_bounds, item.extent)
+            out.append(sp)
+        response.spawnables = out
+        message = ""
+        if request.sources:
+            message = (f"sources not searched: {', '.join(request.sources)} (the spawnables are the world's own "
+                       f"classes)")
+        return _answer(response, si_msg.Result.RESULT_OK, message)
+
     # ------------------------------------------------------------------ spawning
     def spawn_entity(self, request: Any, response: Any) -> Any:
         code, message, name = self._spawn(request)
@@ -417,10 +469,7 @@ class SimulationServices:
                                                                 "(SetSimulationState STATE_PAUSED, or lockstep:=true)")
         if n > MAX_STEPS:
             return _answer(response, R.RESULT_OPERATION_FAILED, f"at most {MAX_STEPS} steps per call (asked {n})")
-        w = self.world
-        for _ in range(n):
-            w.step()
-        self.node.runner.steps += n
+        self.node.runner.step(n)
         if n:
             self._stopped = False
             self.node.publish_clock()  # as ~/step does: /clock at the time reached
@@ -529,6 +578,14 @@ def _set(result: Any, code: int, message: str = "") -> None:
 def _answer(response: Any, code: int, message: str = "") -> Any:
     _set(response.result, code, message)
     return response
+
+
+def _box(bounds: Any, e: Any) -> None:
+    """Fill a simulation_interfaces/Bounds with the Extent ``e`` as TYPE_BOX: the upper corner, then the lower."""
+    from geometry_msgs.msg import Vector3
+
+    bounds.type = si_msg.Bounds.TYPE_BOX
+    bounds.points = [Vector3(x=e.x_max, y=e.y_max, z=e.z_max), Vector3(x=e.x_min, y=e.y_min, z=e.z_min)]
 
 
 def _category(obj: Any) -> int:
