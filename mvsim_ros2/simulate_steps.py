@@ -8,6 +8,10 @@ time (``1 / simul_rate``), at least one step, one feedback message (``completed_
 between ticks the executor serves callbacks, cancel requests among them. /clock goes out after each tick that stepped
 (and before anything stamped with a newer time, as always).
 
+The feedback writer keeps :data:`FEEDBACK_DEPTH` messages. A client that wants every one should read with a deeper
+history than rclpy's default (10) and take the feedback before it asks for the result: rclpy's ActionClient drops
+feedback it has not handled yet once the result is in.
+
 Goals, as the interface's comments say:
 
 * accepted, then answered with ``result.result`` = ``RESULT_OPERATION_FAILED`` (status ABORTED) and a message when
@@ -24,6 +28,7 @@ from typing import Any
 
 try:
     from rclpy.action import ActionServer, CancelResponse, GoalResponse
+    from rclpy.qos import QoSProfile
     from rclpy.task import Future
     from simulation_interfaces.action import SimulateSteps
     from simulation_interfaces.msg import Result
@@ -34,6 +39,9 @@ except ImportError as _e:  # pragma: no cover - a ROS install without simulation
 
 NAMES = ("~/simulate_steps", "simulate_steps")
 """Where the action is served: the node's private name and upstream's (relative) one."""
+FEEDBACK_DEPTH = 1000
+"""History of the feedback publisher (rclpy's default is 10): a goal publishes one message per step, thousands per
+second, and a reliable reader that falls behind gets the ones still in the history."""
 MAX_STEPS = 10_000_000
 """Most physics steps one goal may ask for."""
 
@@ -69,7 +77,8 @@ class SimulateStepsServer:
         self.active: _Goal | None = None
         self.servers = [ActionServer(node, SimulateSteps, name, execute_callback=self._execute,
                                      goal_callback=lambda goal: GoalResponse.ACCEPT,
-                                     cancel_callback=lambda handle: CancelResponse.ACCEPT)
+                                     cancel_callback=lambda handle: CancelResponse.ACCEPT,
+                                     feedback_pub_qos_profile=QoSProfile(depth=FEEDBACK_DEPTH))
                         for name in NAMES]
 
     async def _execute(self, handle: Any) -> Any:
