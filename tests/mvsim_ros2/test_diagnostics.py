@@ -52,6 +52,18 @@ def probe(ros_context: Any, node: NodeProcess) -> Iterator[Probe]:
     p.close()
 
 
+def test_a_negative_or_infinite_rate_is_refused():
+    from mvsim_ros2.params import ConfigError, Options
+
+    assert Options.from_values({"diagnostics_rate": 0}).diagnostics_rate == 0.0  # off
+    assert Options().diagnostics_rate == 1.0
+    for bad in (-1.0, float("inf")):
+        with pytest.raises(ConfigError) as e:
+            Options.from_values({"diagnostics_rate": bad})
+        assert str(e.value) == f"parameter diagnostics_rate={bad!r} is invalid: expected a number >= 0 Hz (0 = not " \
+                               f"published)"
+
+
 def values(msg: Any) -> dict[str, str]:
     (st,) = msg.status
     return {kv.key: kv.value for kv in st.values}
