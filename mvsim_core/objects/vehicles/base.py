@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from mvsim_core.dynamics.friction.base import FrictionModel
     from mvsim_core.dynamics.physics import Physics
     from mvsim_core.io.csv_logger import VehicleLogger
+    from mvsim_core.objects.vehicles.joint_reader import JointReader
     from mvsim_core.sensors.base import Sensor
 
 MIN_TRACK = 1e-3
@@ -220,17 +221,24 @@ BASE_LINK = "base_link"
 
 
 def odometry_sample(veh: Vehicle) -> PlanarOdometry:
-    """``odom`` now: the noisy wheel odometry (x, y, yaw; z, pitch, roll 0) and the twist as the odometry sees it
+    """``odom`` now: the noisy wheel odometry (x, y, yaw; z the height of the vehicle's root frame, 0 but for a
+    vehicle from a URDF, :attr:`RobotDescription.height`; pitch, roll 0) and the twist as the odometry sees it
     (each component times its odometry multiplier), with the vehicle's odometry drift."""
     ox, oy, oyaw = veh.odometry
     vx, vy, wz = veh.twist
     mx, my, myaw = veh.odometry_multipliers
-    return PlanarOdometry((ox, oy, 0.0, oyaw, 0.0, 0.0), (vx * mx, vy * my, wz * myaw), veh.odometry_std)
+    z = veh.description.height if veh.description is not None else 0.0
+    return PlanarOdometry((ox, oy, z, oyaw, 0.0, 0.0), (vx * mx, vy * my, wz * myaw), veh.odometry_std)
 
 
 def ground_truth_sample(veh: Vehicle) -> PlanarOdometry:
-    """``base_pose_ground_truth`` now: the exact pose (world frame) and twist (body frame)."""
-    return PlanarOdometry(veh.pose, veh.twist, None)
+    """``base_pose_ground_truth`` now: the exact pose (world frame) and twist (body frame) of the vehicle's root frame
+    (its reference point, raised by :attr:`RobotDescription.height` for a vehicle from a URDF)."""
+    pose = veh.pose
+    if veh.description is not None and veh.description.height != 0.0:
+        x, y, z, yaw, pitch, roll = pose
+        pose = (x, y, z + veh.description.height, yaw, pitch, roll)
+    return PlanarOdometry(pose, veh.twist, None)
 
 
 def touching(veh: Vehicle) -> bool:
@@ -290,6 +298,8 @@ class Vehicle:
     _index: int = -1
     _gate: CommandGate | None = field(default=None, repr=False)  # created on the first command
     _joints: JointCommands | None = field(default=None, repr=False)  # created on the first joint command
+    _generated: RobotDescription | None = field(default=None, repr=False)  # made on the first robot_description()
+    _joint_reader: JointReader | None = field(default=None, repr=False)  # made on the first joint_state()
     command_listeners: list[Callable[[str, tuple[float, float, float]], None]] = field(default_factory=list,
                                                                                      repr=False)
     """Called as ``listener(vehicle name, (vx, vy, wz))`` with every twist given to :meth:`set_twist`, as given (before
@@ -472,15 +482,16 @@ class Vehicle:
         self.torques, self.omega, self.phi, self.k_motor = torques, omega, phi, k_motor
 
     def outputs(self) -> tuple[Output, ...]:
-        """What this vehicle puts out (:mod:`mvsim_core.outputs`), each in its ``base_link`` frame and sampled when an
-        adapter publishes the vehicles' state: ``odom``, the noisy wheel odometry in the ``odom`` frame (its
-        covariance grows with the path, :attr:`odometry_std`); ``base_pose_ground_truth``, the exact pose in the world
-        frame; ``collision``, whether it touches something."""
-        return (Output(OutputKind.ODOMETRY, "odom", BASE_LINK, 0.0, options={"parent": "odom"},
+        """What this vehicle puts out (:mod:`mvsim_core.outputs`), each in its own frame (:attr:`base_frame`) and
+        sampled when an adapter publishes the vehicles' state: ``odom``, the noisy wheel odometry in the ``odom``
+        frame (its covariance grows with the path, :attr:`odometry_std`); ``base_pose_ground_truth``, the exact pose
+        in the world frame; ``collision``, whether it touches something."""
+        base = self.base_frame
+        return (Output(OutputKind.ODOMETRY, "odom", base, 0.0, options={"parent": "odom"},
                        observe=odometry_sample),
-                Output(OutputKind.ODOMETRY, "base_pose_ground_truth", BASE_LINK, 0.0,
+                Output(OutputKind.ODOMETRY, "base_pose_ground_truth", base, 0.0,
                        options={"parent": WORLD_FRAME}, observe=ground_truth_sample),
-                Output(OutputKind.COLLISION, "collision", BASE_LINK, 0.0, observe=touching))
+                Output(OutputKind.COLLISION, "collision", base, 0.0, observe=touching))
 
     @property
     def base_frame(self) -> str:
@@ -490,13 +501,26 @@ class Vehicle:
 
     def robot_description(self) -> RobotDescription:
         """Its robot description (:mod:`mvsim_core.objects.vehicles.description`): the user's URDF when the vehicle
-        came from one, else one generated from its chassis, wheels and sensors (made once)."""
-        raise NotImplementedError
+        came from one, else one generated from its chassis, wheels and sensors (made once,
+        :func:`~mvsim_core.objects.vehicles.generated_urdf.generated_description`)."""
+        if self.description is not None:
+            return self.description
+        if self._generated is None:
+            from mvsim_core.objects.vehicles.generated_urdf import generated_description
+
+            self._generated = generated_description(self)
+        return self._generated
 
     def joint_state(self) -> JointState:
         """The positions (rad, m) and rates (rad/s, m/s) of its description's movable joints now: each wheel's spin
-        angle and rate, each steering angle, under the description's joint names."""
-        raise NotImplementedError
+        angle and rate, each steering angle, under the description's joint names (the rules per source:
+        :mod:`mvsim_core.objects.vehicles.joint_reader`; steering rates are 0)."""
+        reader = self._joint_reader
+        if reader is None:
+            from mvsim_core.objects.vehicles.joint_reader import JointReader
+
+            reader = self._joint_reader = JointReader(self, self.robot_description())
+        return reader.read(self)
 
     def set_joint_commands(self, velocities: Mapping[str, float], positions: Mapping[str, float]
                            ) -> tuple[float, ...]:
