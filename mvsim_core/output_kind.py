@@ -23,3 +23,5 @@ class OutputKind(enum.Enum):
     FIX = "fix"
     ODOMETRY = "odometry"
     COLLISION = "collision"
+    JOINT_STATE = "joint_state"
+    ROBOT_DESCRIPTION = "robot_description"

@@ -12,7 +12,10 @@ Sensor kinds (:data:`SENSOR_KINDS`): each observation carries ``stamp`` (simulat
 :data:`KINDS`. Vehicle kinds (:data:`VEHICLE_KINDS`): sampled whenever an adapter publishes the vehicles' state (the
 node's ``period_ms_publish_tf``, the recorder's ``period_tf``) and stamped with that time; their ``period`` is 0.
 Frames are named relative to the vehicle (an adapter adds a vehicle prefix in a shared tf tree); a sensor's own frame
-is named as the sensor, x forward, z up, at its ``pose_3d`` on the vehicle; a vehicle's is ``base_link``.
+is named as the sensor, x forward, z up, at its ``pose_3d`` on the vehicle; a vehicle's is its ``base_frame``
+(``base_link``, or the root link of its URDF). Adapters that carry only some vehicle kinds say which: the MCAP
+recorder and the Foxglove view carry the odometries and collisions (not joint states nor the description), ZMQ
+carries vehicle poses through its own ``get_pose`` services.
 
 This module sits at the bottom of the layers (it imports nothing from the simulator) so that vehicles, sensors and
 every adapter can name it; :mod:`mvsim_core.sensors.outputs` re-exports it for sensor authors.
@@ -86,6 +89,17 @@ KINDS: Mapping[OutputKind, KindInfo] = MappingProxyType({
         "(the sample)": "bool, True while the chassis touches another body; adapters send whether it did at any "
                         "step since their previous message",
     }),
+    OutputKind.JOINT_STATE: KindInfo("the positions and rates of the movable joints of the vehicle's robot "
+                                     "description (a JointState: wheel spins, steering angles)", {
+        "names": "tuple of str, the description's movable joints in tree order",
+        "positions": "tuple of float, rad (revolute, continuous) or m (prismatic)",
+        "velocities": "tuple of float, rad/s or m/s",
+    }),
+    OutputKind.ROBOT_DESCRIPTION: KindInfo("the vehicle's robot description as URDF text; it never changes, so "
+                                           "adapters send it once, latched", {
+        "(the sample)": "str, URDF XML (link and joint names: mvsim_core.objects.vehicles.generated_urdf, or the "
+                        "user's own)",
+    }),
 })
 """Each kind's observation fields, with their types, units and frames (the documentation is made from this)."""
 
@@ -93,7 +107,8 @@ SENSOR_KINDS = frozenset({OutputKind.SCAN, OutputKind.POINT_CLOUD, OutputKind.IM
                           OutputKind.FIX})
 """The kinds sensors put out (each observation stamped by the sensor's own schedule)."""
 
-VEHICLE_KINDS = frozenset({OutputKind.ODOMETRY, OutputKind.COLLISION})
+VEHICLE_KINDS = frozenset({OutputKind.ODOMETRY, OutputKind.COLLISION, OutputKind.JOINT_STATE,
+                           OutputKind.ROBOT_DESCRIPTION})
 """The kinds vehicles put out (sampled when an adapter publishes the vehicles' state)."""
 
 
@@ -129,7 +144,8 @@ class Output:
         options: what the adapters may or must do, by name (``depth_image``: publish an RGB-D depth image;
             ``colored_points``: colour an RGB-D point cloud; ``rgb_pose_wrt_depth``: (x, y, z, yaw, pitch, roll), m
             and rad, of an RGB-D camera's RGB optical frame in its sensor frame, for its static frames; ``parent``:
-            the frame an odometry's pose is in, ``odom`` or :data:`WORLD_FRAME`).
+            the frame an odometry's pose is in, ``odom`` or :data:`WORLD_FRAME`; ``latched``: the sample never
+            changes, send it once to late subscribers too, a robot description).
         observe: the sensor or vehicle → the sample to send now (a sensor's is compared by identity with the one
             sent last): :func:`latest`, or, for a GNSS, its latest sample with or without a fix; a vehicle's
             odometry, ground truth, contact flag.

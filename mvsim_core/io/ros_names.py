@@ -82,6 +82,8 @@ KIND_TOPICS: dict[OutputKind, Callable[[str], dict[str, str]]] = {
     OutputKind.FIX: single_topic,
     OutputKind.ODOMETRY: single_topic,
     OutputKind.COLLISION: single_topic,
+    OutputKind.JOINT_STATE: single_topic,
+    OutputKind.ROBOT_DESCRIPTION: single_topic,
 }
 """Output kind (:class:`mvsim_core.output_kind.OutputKind`) → its topics, from the topic base ``<prefix><name>``
 (a vehicle's outputs: ``<prefix>odom``, ``<prefix>base_pose_ground_truth``, ``<prefix>collision``)."""

@@ -37,7 +37,8 @@ def driven() -> mv.World:
 def test_every_kind_is_documented_and_is_a_sensor_or_a_vehicle_kind():
     assert set(KINDS) == set(OutputKind)
     assert SENSOR_KINDS | VEHICLE_KINDS == set(OutputKind) and not SENSOR_KINDS & VEHICLE_KINDS
-    assert VEHICLE_KINDS == {OutputKind.ODOMETRY, OutputKind.COLLISION}
+    assert VEHICLE_KINDS == {OutputKind.ODOMETRY, OutputKind.COLLISION, OutputKind.JOINT_STATE,
+                             OutputKind.ROBOT_DESCRIPTION}
     assert all(info.summary and info.fields for info in KINDS.values())
 
 
@@ -50,7 +51,19 @@ def test_a_vehicle_declares_odometry_ground_truth_and_collision(driven):
     rows = [(o.kind, o.name, o.frame, o.period, dict(o.options)) for o in outputs_of(driven.vehicles["bot1"])]
     assert rows == [(OutputKind.ODOMETRY, "odom", "base_link", 0.0, {"parent": "odom"}),
                     (OutputKind.ODOMETRY, "base_pose_ground_truth", "base_link", 0.0, {"parent": WORLD_FRAME}),
-                    (OutputKind.COLLISION, "collision", "base_link", 0.0, {})]
+                    (OutputKind.COLLISION, "collision", "base_link", 0.0, {}),
+                    (OutputKind.JOINT_STATE, "joint_states", "base_link", 0.0, {}),
+                    (OutputKind.ROBOT_DESCRIPTION, "robot_description", "base_link", 0.0, {"latched": True})]
+
+
+def test_a_vehicle_samples_its_joint_state_and_description(driven):
+    veh = driven.vehicles["bot1"]
+    by_kind = {o.kind: o for o in outputs_of(veh)}
+    js = by_kind[OutputKind.JOINT_STATE].observe(veh)
+    assert js == veh.joint_state() and js.names == ("l_wheel_joint", "r_wheel_joint")
+    assert js.positions == (float(veh.phi[0]), float(veh.phi[1]))
+    text = by_kind[OutputKind.ROBOT_DESCRIPTION].observe(veh)
+    assert text is veh.robot_description().urdf and text.startswith('<?xml version="1.0"?>\n<robot name="bot1">')
 
 
 def test_the_samples_are_the_vehicle_state(driven):

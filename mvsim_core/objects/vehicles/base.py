@@ -246,6 +246,16 @@ def touching(veh: Vehicle) -> bool:
     return veh.collision
 
 
+def joint_state_sample(veh: Vehicle) -> JointState:
+    """``joint_states`` now: :meth:`Vehicle.joint_state`."""
+    return veh.joint_state()
+
+
+def description_text(veh: Vehicle) -> str:
+    """``robot_description``: the URDF text of :meth:`Vehicle.robot_description`."""
+    return veh.robot_description().urdf
+
+
 @dataclass
 class Vehicle:
     """A vehicle instance as declared in the world file.
@@ -485,13 +495,17 @@ class Vehicle:
         """What this vehicle puts out (:mod:`mvsim_core.outputs`), each in its own frame (:attr:`base_frame`) and
         sampled when an adapter publishes the vehicles' state: ``odom``, the noisy wheel odometry in the ``odom``
         frame (its covariance grows with the path, :attr:`odometry_std`); ``base_pose_ground_truth``, the exact pose
-        in the world frame; ``collision``, whether it touches something."""
+        in the world frame; ``collision``, whether it touches something; ``joint_states``, its description's
+        movable joints (:meth:`joint_state`); ``robot_description``, its URDF text (latched)."""
         base = self.base_frame
         return (Output(OutputKind.ODOMETRY, "odom", base, 0.0, options={"parent": "odom"},
                        observe=odometry_sample),
                 Output(OutputKind.ODOMETRY, "base_pose_ground_truth", base, 0.0,
                        options={"parent": WORLD_FRAME}, observe=ground_truth_sample),
-                Output(OutputKind.COLLISION, "collision", base, 0.0, observe=touching))
+                Output(OutputKind.COLLISION, "collision", base, 0.0, observe=touching),
+                Output(OutputKind.JOINT_STATE, "joint_states", base, 0.0, observe=joint_state_sample),
+                Output(OutputKind.ROBOT_DESCRIPTION, "robot_description", base, 0.0, options={"latched": True},
+                       observe=description_text))
 
     @property
     def base_frame(self) -> str:

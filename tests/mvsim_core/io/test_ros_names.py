@@ -26,5 +26,7 @@ def test_topics_of_each_kind():
         "fix": {"main": "r1/s"},
         "odometry": {"main": "r1/s"},
         "collision": {"main": "r1/s"},
+        "joint_state": {"main": "r1/s"},
+        "robot_description": {"main": "r1/s"},
     }
     assert output_topics(Output(OutputKind.SCAN, "laser1", "laser1", 0.1), "/") == {"main": "/laser1"}
