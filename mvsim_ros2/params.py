@@ -42,6 +42,10 @@ class Options:
     period_ms_publish_tf: float = param(20.0, "simulated ms between odom/tf/ground-truth messages")
     do_fake_localization: bool = param(True, "publish map->odom, amcl_pose and particlecloud from ground truth")
     publish_tf_odom2baselink: bool = param(True, "publish odom->base_link on tf")
+    publish_wheel_tf: bool = param(True, "publish each vehicle's movable joints (wheels, steering) on tf at "
+                                         "period_ms_publish_tf, from its robot description and joint state")
+    publish_sensor_tf: bool = param(True, "publish each vehicle's sensor frames and the fixed joints of its robot "
+                                          "description on tf_static")
     force_publish_vehicle_namespace: bool = param(False, "prefix topics with <vehicle>/ even for one vehicle")
     shared_tf_tree: bool = param(False, "one tf tree for all vehicles (tf_prefix style): frames <vehicle>/odom, "
                                         "<vehicle>/base_link, ... on the node's tf and tf_static")

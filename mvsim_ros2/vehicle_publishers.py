@@ -1,12 +1,16 @@
 """The per-vehicle topics of the node: publishers, the messages refilled in place, and what goes out when.
 
-* latched, once (:func:`publish_static`): ``tf_static`` (``base_link`` → ``base_footprint`` and every sensor's
-  frames), ``chassis_polygon``, ``chassis_markers`` (frame-locked to ``base_link``: RViz moves them with the
-  vehicle, see :func:`mvsim_ros2.conversions.chassis_markers_msg`);
+* latched, once (:func:`publish_static`): ``robot_description`` (std_msgs/String, the URDF text of
+  :meth:`Vehicle.robot_description <mvsim_core.objects.vehicles.base.Vehicle.robot_description>`), ``tf_static``
+  (with ``publish_sensor_tf``: ``base_link`` → ``base_footprint``, every sensor's frames and, for a vehicle from a
+  URDF, every fixed joint of its URDF; see :func:`static_transforms`), ``chassis_polygon``, ``chassis_markers``
+  (frame-locked to ``base_link``: RViz moves them with the vehicle, see
+  :func:`mvsim_ros2.conversions.chassis_markers_msg`);
 * every ``period_ms_publish_tf`` (:func:`publish_periodic`): the vehicle's outputs ``odom``,
-  ``base_pose_ground_truth`` and ``collision``,
-  ``tf`` (``odom`` → ``base_link``; ``map`` → ``odom`` with fake localization), ``amcl_pose``, ``particlecloud``,
-  ``chassis_markers`` again when steered wheels turned;
+  ``base_pose_ground_truth``, ``collision`` and ``joint_states`` (sensor_msgs/JointState),
+  ``tf`` (``odom`` → the vehicle's frame; ``map`` → ``odom`` with fake localization; then, with
+  ``publish_wheel_tf``, a second message with the description's movable joints, :mod:`mvsim_ros2.joint_frames`),
+  ``amcl_pose``, ``particlecloud``, ``chassis_markers`` again when steered wheels turned;
 * with ``publish_log_topics`` while a CSV logger records (:func:`publish_log`): ``log/...`` Float64 topics.
 
 Names and QoS: :mod:`mvsim_ros2.naming`; frames are prefixed with ``<V>/`` under ``shared_tf_tree``
@@ -14,7 +18,8 @@ Names and QoS: :mod:`mvsim_ros2.naming`; frames are prefixed with ``<V>/`` under
 
 The vehicle's own topics come from its declared outputs (:meth:`Vehicle.outputs
 <mvsim_core.objects.vehicles.base.Vehicle.outputs>`), one encoder per output kind (:data:`VEHICLE_ENCODERS`): an
-odometry output is an ``Odometry`` from its ``parent`` frame to ``base_link``, a collision output a ``Bool``. The
+odometry output is an ``Odometry`` from its ``parent`` frame to ``base_link``, a collision output a ``Bool``, a joint
+state a ``JointState``, a robot description a ``String`` (latched: reliable, transient local, depth 1). The
 transforms come from the odometry outputs too: ``odom`` → ``base_link`` is the pose of the one whose parent is
 ``odom``, ``map`` → ``odom`` composes it with the one whose parent is the world.
 
@@ -33,7 +38,8 @@ from typing import TYPE_CHECKING, Any
 
 from geometry_msgs.msg import Polygon, PoseArray, PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
-from std_msgs.msg import Bool, Float64, Header
+from sensor_msgs.msg import JointState as JointStateMsg
+from std_msgs.msg import Bool, Float64, Header, String
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
@@ -43,11 +49,13 @@ from mvsim_core.outputs import WORLD_FRAME, Output, OutputKind, PlanarOdometry, 
 from mvsim_ros2 import conversions as cv
 from mvsim_ros2 import naming
 from mvsim_ros2.audience import listened
+from mvsim_ros2.joint_frames import JointFrames
 from mvsim_ros2.params import Options
 from mvsim_ros2.sensor_publishers import sensor_static_tfs
 
 if TYPE_CHECKING:
     from mvsim_core.objects.vehicles.base import Vehicle
+    from mvsim_core.objects.vehicles.description import Joint, JointState, RobotDescription
     from mvsim_core.world import World
 
 IDENTITY = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
@@ -95,6 +103,9 @@ class VehicleLink:
     outputs: list[OutputLink] = field(default_factory=list)  # the vehicle's declared outputs, in their order
     estimate: OutputLink | None = None  # the odometry output in the odom frame (odom -> base_link on tf)
     truth: OutputLink | None = None  # the odometry output in the world frame (map -> odom, fake localization)
+    joints: OutputLink | None = None  # the joint-state output (joint_states; the wheel tf reads its sample)
+    joint_frames: JointFrames | None = None  # the description's movable joints on tf (publish_wheel_tf)
+    sensor_tf: bool = True  # publish_sensor_tf: sensor frames and the description's fixed joints on tf_static
 
     def restart(self) -> None:
         """Forget what this run accumulated (command time, collision latch, steering seen, odometry history of the
@@ -151,9 +162,31 @@ def _fill_collision(ol: OutputLink, t: float) -> Any:
     return ol.msg
 
 
+def _joint_state_msg(link: VehicleLink, out: Output, world_frame: str) -> Any:
+    return JointStateMsg()  # no frame: joint positions are in their joints
+
+
+def _fill_joint_state(ol: OutputLink, t: float) -> Any:
+    s: JointState = ol.sample
+    msg = ol.msg
+    cv.set_stamp(msg.header.stamp, t)
+    if len(msg.name) != len(s.names):
+        msg.name = list(s.names)
+    msg.position = s.positions
+    msg.velocity = s.velocities
+    return msg
+
+
+def _fill_description(ol: OutputLink, t: float) -> Any:
+    ol.msg.data = ol.sample
+    return ol.msg
+
+
 VEHICLE_ENCODERS: dict[OutputKind, VehicleEncoder] = {
     OutputKind.ODOMETRY: VehicleEncoder(Odometry, _odometry_msg, _fill_odometry),
     OutputKind.COLLISION: VehicleEncoder(Bool, lambda link, out, wf: Bool(), _fill_collision),
+    OutputKind.JOINT_STATE: VehicleEncoder(JointStateMsg, _joint_state_msg, _fill_joint_state),
+    OutputKind.ROBOT_DESCRIPTION: VehicleEncoder(String, lambda link, out, wf: String(), _fill_description),
 }
 """Vehicle output kind → its encoder (:data:`mvsim_core.outputs.VEHICLE_KINDS`)."""
 
@@ -172,7 +205,7 @@ def _observe(ol: OutputLink, veh: Vehicle) -> None:
 def make_vehicle_link(create_publisher: Callable[[Any, str, Any], Any], veh: Vehicle, prefix: str,
                       o: Options) -> VehicleLink:
     """The publishers of vehicle ``veh`` (topics under ``prefix``) and the messages they send, built once."""
-    link = VehicleLink(veh, prefix, naming.frame_prefix(veh.name, o.shared_tf_tree))
+    link = VehicleLink(veh, prefix, naming.frame_prefix(veh.name, o.shared_tf_tree), sensor_tf=o.publish_sensor_tf)
     hist = naming.qos_state(o.publisher_history_len)
     pub = create_publisher
     tf_topic, tf_static_topic = naming.tf_topics(prefix, o.shared_tf_tree)
@@ -182,13 +215,16 @@ def make_vehicle_link(create_publisher: Callable[[Any, str, Any], Any], veh: Veh
     for out in outs:
         enc = VEHICLE_ENCODERS[out.kind]
         topic = output_topics(out, prefix)["main"]
-        ol = OutputLink(out, pub(enc.msg_type, topic, hist), enc.make(link, out, wf))
+        qos = naming.qos_latched(1) if out.options.get("latched") else hist
+        ol = OutputLink(out, pub(enc.msg_type, topic, qos), enc.make(link, out, wf))
         link.outputs.append(ol)
         link.pubs[topic] = ol.pub
         if out is roles.estimate:
             link.estimate = ol
         elif out is roles.truth:
             link.truth = ol
+        elif out.kind is OutputKind.JOINT_STATE and link.joints is None:
+            link.joints = ol
     link.pubs["tf"] = pub(TFMessage, tf_topic, naming.qos_tf())
     link.pubs["tf_static"] = pub(TFMessage, tf_static_topic, naming.qos_tf_static())
     link.pubs["markers"] = pub(MarkerArray, f"{prefix}chassis_markers", naming.qos_latched(5))
@@ -196,7 +232,7 @@ def make_vehicle_link(create_publisher: Callable[[Any, str, Any], Any], veh: Veh
     if o.do_fake_localization:
         link.pubs["amcl_pose"] = pub(PoseWithCovarianceStamped, f"{prefix}amcl_pose", naming.qos_latched(1))
         link.pubs["particlecloud"] = pub(PoseArray, f"{prefix}particlecloud", naming.qos_state(1))
-    odom, base = link.frame(naming.ODOM_FRAME), link.frame(naming.BASE_FRAME)
+    odom, base = link.frame(naming.ODOM_FRAME), link.frame(veh.base_frame)
     tfs = []
     if o.publish_tf_odom2baselink:
         tfs.append(cv.transform_msg(odom, base, IDENTITY, 0.0))
@@ -206,15 +242,73 @@ def make_vehicle_link(create_publisher: Callable[[Any, str, Any], Any], veh: Veh
         link.msgs["particlecloud"] = cv.pose_array_msg(wf, [IDENTITY], 0.0)
     link.msgs["tf"] = TFMessage(transforms=tfs)
     link.steerable = any(w.yaw != 0.0 for w in veh.wheels) or veh.dynamics.steerable
+    if o.publish_wheel_tf and link.joints is not None:
+        desc = veh.robot_description()
+        names = tuple(j.name for j in desc.movable_joints)
+        frames = JointFrames(desc.joints, names, _fixed_on_tf(veh, desc), link.frame_prefix)
+        link.joint_frames = frames if frames else None
     return link
 
 
-def publish_static(link: VehicleLink, t: float) -> None:
-    """The latched messages of a vehicle: tf_static (footprint and sensor frames), chassis polygon and markers."""
+def _generated(veh: Vehicle) -> bool:
+    """Whether the vehicle's description is generated (it came from no URDF)."""
+    return veh.description is None
+
+
+def _fixed_on_tf(veh: Vehicle, desc: RobotDescription) -> list[Joint]:
+    """The fixed joints of a generated description that tf_static does not carry (it keeps the frames it always had:
+    ``base_footprint`` and the sensors'): the ``chassis`` link, sent with the wheels on tf. None for a URDF
+    vehicle, whose fixed joints all go on tf_static."""
+    if not _generated(veh):
+        return []
+    static = {naming.FOOTPRINT_FRAME, *veh.sensors}
+    return [j for j in desc.joints if not j.movable and j.child not in static]
+
+
+def static_transforms(link: VehicleLink, t: float) -> list[Any]:
+    """The vehicle's tf_static transforms, unprefixed: ``base_link`` → ``base_footprint`` (identity; for a URDF
+    vehicle, its own joint to a ``base_footprint`` link when it has one, else one from its root down to the ground,
+    z = −height), then with ``publish_sensor_tf``: every fixed joint of a URDF vehicle's description, and every
+    sensor's frames (``base_link`` → the sensor at its ``pose_3d``, and its outputs' extra frames; a URDF vehicle's
+    from its root, z lowered by the height, and without the sensor's own frame when the URDF has a link of that
+    name: the URDF places it)."""
     veh = link.vehicle
-    tfs = [cv.transform_msg(naming.BASE_FRAME, naming.FOOTPRINT_FRAME, IDENTITY, t)]
-    for s in veh.sensors.values():
-        tfs.extend(sensor_static_tfs(s, t))
+    tfs: list[Any] = []
+    if _generated(veh):
+        tfs.append(cv.transform_msg(naming.BASE_FRAME, naming.FOOTPRINT_FRAME, IDENTITY, t))
+        if link.sensor_tf:
+            for s in veh.sensors.values():
+                tfs.extend(sensor_static_tfs(s, t))
+        return tfs
+    desc = veh.robot_description()
+    root, h = desc.root, desc.height
+    links = set(desc.links)
+    if naming.FOOTPRINT_FRAME not in links:
+        tfs.append(cv.transform_msg(root, naming.FOOTPRINT_FRAME, (0.0, 0.0, -h, 0.0, 0.0, 0.0), t))
+    for j in desc.joints:
+        if not j.movable and (link.sensor_tf or j.child == naming.FOOTPRINT_FRAME):
+            x, y, z, roll, pitch, yaw = j.origin
+            tfs.append(cv.transform_msg(j.parent, j.child, (x, y, z, yaw, pitch, roll), t))
+    if link.sensor_tf:
+        for s in veh.sensors.values():
+            own, *extra = sensor_static_tfs(s, t)
+            if s.name not in links:
+                own.header.frame_id = root
+                own.transform.translation.z -= h
+                tfs.append(own)
+            tfs.extend(extra)
+    return tfs
+
+
+def publish_static(link: VehicleLink, t: float) -> None:
+    """The latched messages of a vehicle: robot_description, tf_static (:func:`static_transforms`), chassis polygon
+    and markers."""
+    veh = link.vehicle
+    for ol in link.outputs:
+        if ol.output.options.get("latched"):
+            ol.sample = ol.output.observe(veh)
+            ol.pub.publish(VEHICLE_ENCODERS[ol.output.kind].fill(ol, t))
+    tfs = static_transforms(link, t)
     link.pubs["tf_static"].publish(TFMessage(transforms=cv.prefix_frames(tfs, link.frame_prefix)))
     link.pubs["polygon"].publish(cv.polygon_msg(veh.chassis.footprint))
     publish_markers(link, t)
@@ -246,10 +340,21 @@ def publish_periodic(link: VehicleLink, o: Options, t: float) -> int:
     veh = link.vehicle
     pubs, msgs = link.pubs, link.msgs
     n = 0
+    frames = link.joint_frames
+    wheel_tf = frames is not None and listened(pubs["tf"])
     for ol in link.outputs:
-        _observe(ol, veh)
-        if listened(ol.pub):
-            ol.pub.publish(VEHICLE_ENCODERS[ol.output.kind].fill(ol, t))
+        out = ol.output
+        if out.options.get("latched"):
+            continue  # sent once (publish_static)
+        heard = listened(ol.pub)
+        if out.kind is OutputKind.JOINT_STATE:  # no history: read only when it goes out
+            if not (heard or (wheel_tf and ol is link.joints)):
+                continue
+            ol.sample = out.observe(veh)
+        else:
+            _observe(ol, veh)
+        if heard:
+            ol.pub.publish(VEHICLE_ENCODERS[out.kind].fill(ol, t))
             n += 1
         ol.latched = False
     est = link.estimate.sample.pose if link.estimate is not None else IDENTITY
@@ -266,6 +371,9 @@ def publish_periodic(link: VehicleLink, o: Options, t: float) -> int:
                 cv.set_transform(tfm.transforms[k], (m2o[0], m2o[1], 0.0, m2o[2], 0.0, 0.0), t)
             pubs["tf"].publish(tfm)
             n += 1
+    if wheel_tf and frames is not None and link.joints is not None:
+        pubs["tf"].publish(frames.fill(link.joints.sample, t))
+        n += 1
     if fake:
         if listened(pubs["amcl_pose"]):
             amcl = msgs["amcl_pose"]

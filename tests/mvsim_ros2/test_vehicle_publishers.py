@@ -50,7 +50,8 @@ def test_topics_and_types_follow_the_declared_outputs():
     link, made = _link(w.vehicles["bot1"])
     assert [(p.topic, p.msg_type.__name__) for p in made.pubs.values()][:3] == [
         ("bot1/odom", "Odometry"), ("bot1/base_pose_ground_truth", "Odometry"), ("bot1/collision", "Bool")]
-    assert [ol.output.name for ol in link.outputs] == ["odom", "base_pose_ground_truth", "collision"]
+    assert [ol.output.name for ol in link.outputs] == ["odom", "base_pose_ground_truth", "collision",
+                                                       "joint_states", "robot_description"]
     assert link.estimate is link.outputs[0] and link.truth is link.outputs[1]
     frames = [(ol.msg.header.frame_id, ol.msg.child_frame_id) for ol in link.outputs[:2]]
     assert frames == [("odom", "base_link"), ("map", "base_link")]
