@@ -20,7 +20,7 @@ The reader is made once per vehicle (index arrays precomputed); each call costs 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mvsim_core.objects.vehicles.description import JointSource, JointState, RobotDescription
 from mvsim_core.objects.vehicles.generated_urdf import steered_wheels
@@ -58,7 +58,9 @@ class JointReader:
     def read(self, veh: Vehicle) -> JointState:
         """The joint state now (units in the module docstring); before the world starts (no wheel arrays yet)
         every wheel's spin counts as 0."""
-        phi, omega, wheels, mount = veh.phi, veh.omega, veh.wheels, self._mount
+        phi: Any = veh.phi  # (wheels,) float64 array, or zeros before the world starts
+        omega: Any = veh.omega
+        wheels, mount = veh.wheels, self._mount
         if len(phi) < self._n_wheels:
             phi = omega = (0.0,) * self._n_wheels
         pos: list[float] = []
