@@ -106,3 +106,30 @@ def test_odometry_covariance_grows_with_the_path_and_collision_latches():
         vp.publish_periodic(link, o, w.time)
         seen.append(made.pubs["bot1/collision"].sent[-1].data)
     assert seen == [True, False]
+
+
+def test_a_urdf_vehicle_static_frames_come_from_its_urdf():
+    """A vehicle from a URDF: its fixed joints on tf_static, no sensor frame the URDF already has, our own
+    base_footprint only when the URDF has none (down to the ground: z = −height), odom → its root link."""
+    from dataclasses import replace
+
+    from mvsim_core.objects.vehicles.description import Joint
+
+    w = mv.load_world(REPO / "worlds/demo.world.xml")
+    veh = w.vehicles["bot1"]
+    sensors = list(veh.sensors)
+    joints = (Joint("body_joint", "fixed", "body", "top", (0.1, 0.0, 0.2, 0.0, 0.0, 0.0)),
+              Joint("wheel_joint", "continuous", "body", "wheel", (0.0, 0.3, -0.05, 0.0, 0.0, 0.0), (0.0, 1.0, 0.0)),
+              Joint(f"{sensors[0]}_joint", "fixed", "top", sensors[0]))
+    veh.description = replace(veh.robot_description(), root="body", height=0.15, joints=joints,
+                              links=("body", "top", "wheel", sensors[0]), source="bot.urdf")
+    link, made = _link(veh, "")
+    assert link.estimate is not None and link.estimate.msg.child_frame_id == "body"
+    pairs = [(tf.header.frame_id, tf.child_frame_id, round(tf.transform.translation.z, 9))
+             for tf in vp.static_transforms(link, 0.0)]
+    own = [p for p in pairs if p[1] in sensors[1:]]
+    assert pairs[:3] == [("body", "base_footprint", -0.15), ("body", "top", 0.2), ("top", sensors[0], 0.0)]
+    assert all(p[0] == "body" for p in own) and len(own) == len(sensors) - 1
+    assert [p[1] for p in pairs].count(sensors[0]) == 1
+    assert link.joint_frames is not None
+    assert [(t.header.frame_id, t.child_frame_id) for t in link.joint_frames.msg.transforms] == [("body", "wheel")]
