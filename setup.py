@@ -56,6 +56,7 @@ setup(
         "mcap>=1.2",  # MCAP records of --record (mvsim_core.io.mcap_writer); imported only when recording
         "rosbags>=0.10",  # ROS 2 message definitions of the recorder's schemas; imported only when recording
         "zstandard>=0.22",  # zstd compression of the recording's chunks
+        "lxml>=4.9",  # URDF files with their source lines (mvsim_core.io.urdf)
         "xacro>=2",  # .xacro robot descriptions (mvsim import-urdf, <vehicle:class urdf=...>)
     ],
     extras_require={

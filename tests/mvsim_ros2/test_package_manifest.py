@@ -25,6 +25,7 @@ ROSDEP_KEYS = {
     "protobuf": "python3-protobuf",
     "pyopengl": "python3-opengl",
     "pycollada": "python3-collada",
+    "lxml": "python3-lxml",
 }
 # ... and those whose Debian 12 / Ubuntu 24.04 package is older than setup.py's minimum: in both places
 TOO_OLD_IN_DISTROS = {"protobuf", "pycollada"}
