@@ -216,40 +216,11 @@ class JointCommands:
 def joint_commands_of(veh: Vehicle) -> JointCommands:
     """The :class:`JointCommands` of ``veh`` for its current robot description (made on first use, remade when the
     description changes)."""
-    desc = veh.description
-    if desc is None:
-        try:
-            desc = veh.robot_description()
-        except NotImplementedError:  # stopgap until generated descriptions land (issue 34, part B)
-            desc = conventional_description(veh)
+    desc = veh.robot_description()
     jc = veh._joints
     if jc is None or jc.description is not desc:
         jc = veh._joints = JointCommands(veh, desc)
     return jc
-
-
-def conventional_description(veh: Vehicle) -> RobotDescription:
-    """The joints that a generated description has by the naming convention (root ``base_link``; per wheel with tag
-    T a continuous joint ``T_joint``, axis +y, source SPIN; a steered wheel's revolute ``T_steer_joint`` about +z,
-    source STEER), with no URDF text: what :func:`joint_commands_of` uses while ``Vehicle.robot_description`` is not
-    implemented. Made once per vehicle (cached on it)."""
-    cached = getattr(veh, "_conventional", None)
-    if cached is not None:
-        return cached
-    joints: list[Joint] = []
-    steered = (2, 3) if getattr(veh.dynamics, "steerable", False) else ()
-    for i, w in enumerate(veh.wheels):
-        parent = "base_link"
-        if i in steered:
-            joints.append(Joint(f"{w.name}_steer_joint", "revolute", parent, f"{w.name}_steer", (w.x, w.y, 0.0, 0.0,
-                                0.0, 0.0), (0.0, 0.0, 1.0), JointSource.STEER, (i,)))
-            parent = f"{w.name}_steer"
-        joints.append(Joint(f"{w.name}_joint", "continuous", parent, w.name, axis=(0.0, 1.0, 0.0),
-                            source=JointSource.SPIN, wheels=(i,)))
-    desc = RobotDescription(urdf="", root="base_link", height=0.0, joints=tuple(joints),
-                            links=("base_link",) + tuple(j.child for j in joints))
-    object.__setattr__(veh, "_conventional", desc)
-    return desc
 
 
 def _centre_angle(a: float, dx: float, y: float, wheelbase: float) -> float:
