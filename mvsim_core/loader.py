@@ -383,11 +383,16 @@ class _Loader:
         self._unique(node, name)
         cls_node = self._class_of(node, self.world.vehicle_classes, "vehicle", name)
         cname = cls_node.attrs.get("name", "") if cls_node is not None else ""
-        v = build_vehicle(node, cls_node, self.ctx, name=name, class_name=cname, sensor_factory=sensor_from_xml)
+        description = None
         if cls_node is not None and "urdf" in cls_node.attrs:
-            from mvsim_core.objects.vehicles.urdf_import import description_of
+            from mvsim_core.objects.vehicles.urdf_import import description_of, urdf_vehicle_node
 
-            v.description = description_of(cls_node)
+            description = description_of(cls_node)
+            if description is not None:  # its own sensors named as URDF links sit on those links
+                node = urdf_vehicle_node(node, description)
+        v = build_vehicle(node, cls_node, self.ctx, name=name, class_name=cname, sensor_factory=sensor_from_xml)
+        if description is not None:
+            v.description = description
         n = len(v.sensors)
         self._charge(node, f"vehicle '{name}'" + (f" and its {n} sensor{'s' if n > 1 else ''}" if n else ""),
                      object_charges(v, node))

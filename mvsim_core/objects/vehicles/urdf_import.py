@@ -492,14 +492,10 @@ def urdf_class_node(node: XmlNode, ctx: ParseContext) -> XmlNode:
     user = list(node.children)
     user_tags = {c.tag for c in user}
     children = []
-    model_links = set(veh.description.links)
     for c in user:
         if c.tag == "controller":
             continue
-        if c.tag == "sensor" and c.attrs.get("name") in model_links and not any(
-                s.tag in ("pose", "pose_3d", "height") for s in c.children):
-            c = replace(c, children=[*c.children, _link_pose_node(veh, c.attrs["name"], c)])
-        children.append(c)
+        children.append(_posed_sensor(veh.description, c))
     ctrl = next((c for c in user if c.tag == "controller"), None)
     for g in gen_root.children:
         if g.tag in user_tags and g.tag not in ("sensor", "visual"):
@@ -514,19 +510,38 @@ def urdf_class_node(node: XmlNode, ctx: ParseContext) -> XmlNode:
     return out
 
 
-def _link_pose_node(veh: UrdfVehicle, link: str, at: XmlNode) -> XmlNode:
+def urdf_vehicle_node(node: XmlNode, description: RobotDescription) -> XmlNode:
+    """A ``<vehicle>`` ``node`` of a URDF class (its robot ``description``) with the class's sensor rule applied to
+    its own ``<sensor>``s: one named as a URDF link that sets no pose takes that link's pose, so that the sensor
+    simulates where tf puts its frame (the URDF link)."""
+    children = [_posed_sensor(description, c) for c in node.children]
+    if all(a is b for a, b in zip(children, node.children, strict=True)):
+        return node
+    return replace(node, children=children)
+
+
+def _posed_sensor(description: RobotDescription, c: XmlNode) -> XmlNode:
+    """``c`` itself, or, for a ``<sensor>`` named as a link of ``description`` that sets no pose (no ``<pose>``,
+    ``<pose_3d>`` or ``<height>``), ``c`` with that link's ``<pose_3d>`` added."""
+    if c.tag == "sensor" and c.attrs.get("name") in description.links and not any(
+            s.tag in ("pose", "pose_3d", "height") for s in c.children):
+        return replace(c, children=[*c.children, _link_pose_node(description, c.attrs["name"], c)])
+    return c
+
+
+def _link_pose_node(description: RobotDescription, link: str, at: XmlNode) -> XmlNode:
     """``<pose_3d>`` (x y z yaw° pitch° roll°, vehicle frame, z above the ground) of URDF link ``link``."""
-    model_t = _link_transform(veh, link)
+    model_t = _link_transform(description, link)
     roll, pitch, yaw = matrix_rpy(model_t[:3, :3])
     x, y, z = (float(c) for c in model_t[:3, 3])
-    text = f"{x!r} {y!r} {z + veh.description.height!r} {math.degrees(yaw)!r} {math.degrees(pitch)!r} " \
+    text = f"{x!r} {y!r} {z + description.height!r} {math.degrees(yaw)!r} {math.degrees(pitch)!r} " \
            f"{math.degrees(roll)!r}"
     return XmlNode("pose_3d", text=text, file=at.file, line=at.line)
 
 
-def _link_transform(veh: UrdfVehicle, link: str) -> np.ndarray:
+def _link_transform(description: RobotDescription, link: str) -> np.ndarray:
     """4×4 of ``link`` in the root frame at zero positions, from the description's joints."""
-    by_child = {j.child: j for j in veh.description.joints}
+    by_child = {j.child: j for j in description.joints}
     chain = []
     cur = link
     while cur in by_child:

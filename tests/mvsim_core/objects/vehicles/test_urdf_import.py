@@ -87,6 +87,20 @@ def test_world_tag_with_a_sensor_on_a_urdf_link() -> None:
     assert imu.pose == pytest.approx((-0.032, 0.0, 0.078, 0.0, 0.0, 0.0), abs=1e-9)
 
 
+def test_a_vehicles_own_sensor_on_a_urdf_link_takes_the_links_pose(tmp_path: Path) -> None:
+    """A ``<sensor>`` of the ``<vehicle>`` (not of its URDF class) named as a URDF link and without a pose sits on
+    that link (the burger's base_scan: scan_joint at (-0.032, 0, 0.172) on base_link, 0.010 above the ground);
+    one with a pose keeps it."""
+    w = tmp_path / "w.world.xml"
+    scan = '<sensor class="laser" name="{0}"><nrays>11</nrays>{1}</sensor>'
+    w.write_text(f'<mvsim_world version="1.0"><vehicle:class name="c" urdf="{urdf_path("turtlebot3_burger")}"/>'
+                 f'<vehicle name="v" class="c"><init_pose>0 0 0</init_pose>{scan.format("base_scan", "")}'
+                 f'{scan.format("imu_link", "<pose_3d>0.1 0 0.2 0 0 0</pose_3d>")}</vehicle></mvsim_world>')
+    v = mv.load_world(w).vehicles["v"]
+    assert v.sensors["base_scan"].pose == pytest.approx((-0.032, 0.0, 0.182, 0.0, 0.0, 0.0), abs=1e-9)
+    assert v.sensors["imu_link"].pose == pytest.approx((0.1, 0.0, 0.2, 0.0, 0.0, 0.0), abs=1e-9)
+
+
 LINK = '<link name="{0}"><collision><geometry><cylinder radius="0.05" length="0.02"/></geometry></collision></link>'
 WHEEL = ('<joint name="{0}_joint" type="continuous"><parent link="base"/><child link="{0}"/>'
          '<origin xyz="0 {1} 0.05"/><axis xyz="0 1 0"/></joint>')
