@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import mvsim_core as mv
 from mvsim_core.cli import main
-from tests.mvsim_core.robots import urdf_path
+from mvsim_core.objects.vehicles.base import Vehicle
+from tests.mvsim_core.robots import ROBOTS, urdf_path
 
 
 def test_writes_a_class_that_loads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -56,3 +58,32 @@ def test_unknown_package_with_package_paths(tmp_path: Path, capsys: pytest.Captu
         f": unknown package 'turtlebot3_description' in 'package://turtlebot3_description/meshes/bases/"
         f"burger_base.stl': not in the package paths ({tmp_path}) nor the ament index; add the folder that holds "
         "'turtlebot3_description/' with --package-path (package_path=)\n")
+
+
+@pytest.mark.parametrize("robot", list(ROBOTS))
+def test_the_written_class_is_the_vehicle_the_urdf_attribute_makes(robot: str, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """`mvsim import-urdf` output, included as a class file, gives the vehicle that ``<vehicle:class urdf=...>``
+    gives: the same dynamics class, wheels (tag, position m, mounting yaw rad, size m, mass kg) and chassis
+    (mass kg, z range m, footprint m), under the class name given."""
+    out = tmp_path / f"{robot}.vehicle.xml"
+    assert main(["import-urdf", str(urdf_path(robot)), "-o", str(out), "--class-name", "c"]) == 0
+    capsys.readouterr()
+    vehicle = '<vehicle name="v" class="c"><init_pose>0 0 0</init_pose></vehicle>'
+    (tmp_path / "inc.world.xml").write_text(f'<mvsim_world version="1.0"><include file="{out}"/>{vehicle}'
+                                            '</mvsim_world>')
+    (tmp_path / "attr.world.xml").write_text(f'<mvsim_world version="1.0"><vehicle:class name="c" '
+                                             f'urdf="{urdf_path(robot)}"/>{vehicle}</mvsim_world>')
+    inc = mv.load_world(tmp_path / "inc.world.xml").vehicles["v"]
+    attr = mv.load_world(tmp_path / "attr.world.xml").vehicles["v"]
+
+    def wheels(v: Vehicle) -> list[tuple[object, ...]]:
+        return [(w.name, w.x, w.y, w.yaw, w.width, w.diameter, w.mass) for w in v.wheels]
+
+    assert inc.dynamics.xml_class == attr.dynamics.xml_class == ROBOTS[robot][5]
+    assert wheels(inc) == wheels(attr) and len(inc.wheels) in (2, 4)
+    assert (inc.chassis.mass, inc.chassis.zmin, inc.chassis.zmax) == \
+        (attr.chassis.mass, attr.chassis.zmin, attr.chassis.zmax)
+    np.testing.assert_array_equal(inc.chassis.footprint, attr.chassis.footprint)
+    assert inc.class_name == attr.class_name == "c"
+    assert inc.description is None and attr.description is not None  # a plain class file has no URDF
