@@ -4,7 +4,7 @@
   :meth:`Vehicle.robot_description <mvsim_core.objects.vehicles.base.Vehicle.robot_description>`), ``tf_static``
   (with ``publish_sensor_tf``: ``base_link`` → ``base_footprint``, every sensor's frames and, for a vehicle from a
   URDF, every fixed joint of its URDF; see :func:`static_transforms`), ``chassis_polygon``, ``chassis_markers``
-  (frame-locked to ``base_link``: RViz moves them with the vehicle, see
+  (frame-locked to ``base_link``, a URDF vehicle's to ``base_footprint``: RViz moves them with the vehicle, see
   :func:`mvsim_ros2.conversions.chassis_markers_msg`);
 * every ``period_ms_publish_tf`` (:func:`publish_periodic`): the vehicle's outputs ``odom``,
   ``base_pose_ground_truth``, ``collision`` and ``joint_states`` (sensor_msgs/JointState),
@@ -316,9 +316,12 @@ def publish_static(link: VehicleLink, t: float) -> None:
 
 def chassis_markers(link: VehicleLink, t: float, ns_prefix: str = "") -> Any:
     """The vehicle's ``MarkerArray`` (chassis and wheels at their current steering angles, frame-locked to its
-    ``base_link``), marker namespaces prefixed with ``ns_prefix``."""
+    ``base_link``; for a vehicle from a URDF to its ``base_footprint``, which tf always carries on the ground under
+    the reference point, whereas a URDF's ``base_link`` may be raised or absent), marker namespaces prefixed with
+    ``ns_prefix``."""
     veh = link.vehicle
-    return cv.chassis_markers_msg(link.frame(naming.BASE_FRAME), veh.chassis.footprint, veh.wheels, t, ns_prefix)
+    frame = naming.BASE_FRAME if _generated(veh) else naming.FOOTPRINT_FRAME
+    return cv.chassis_markers_msg(link.frame(frame), veh.chassis.footprint, veh.wheels, t, ns_prefix)
 
 
 def publish_markers(link: VehicleLink, t: float) -> None:

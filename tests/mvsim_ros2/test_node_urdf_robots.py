@@ -32,6 +32,7 @@ from ros_harness import (
 )
 from sensor_msgs.msg import JointState, LaserScan
 from std_msgs.msg import String
+from visualization_msgs.msg import MarkerArray
 
 from mvsim_core.io.urdf import read_urdf
 
@@ -267,3 +268,11 @@ def test_the_laser_named_as_a_urdf_link_scans_in_that_link(probe: Probe, straigh
     np.testing.assert_allclose(_matrix(mounts[0]), model.get_transform("base_scan", "base_link"), atol=1e-9)
     t = mounts[0].transform.translation
     assert (t.x, t.y, t.z) == pytest.approx((-0.032, 0.0, 0.172))
+
+
+@pytest.mark.parametrize("robot", ["turtlebot3_burger", "diffbot"])
+def test_chassis_markers_sit_on_the_ground_frame(probe: Probe, robot: str) -> None:
+    """base_footprint, not base_link: the burger's base_link is 0.010 m up, the diffbot's (its root) 0.04 m."""
+    markers = latched(probe, MarkerArray, f"/{robot}/chassis_markers").markers
+    assert {m.header.frame_id for m in markers} == {"base_footprint"}
+    assert len(markers) == 3  # the chassis and 2 wheels
