@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import mvsim_core as mv
@@ -14,6 +15,7 @@ from mvsim_core.objects.vehicles.urdf_import import import_urdf
 from tests.mvsim_core.robots import ROBOTS, ament_prefix, urdf_path
 
 DATA = Path(__file__).parent / "data"
+ROOT_SHARED = Path(__file__).resolve().parents[4].parent / "shared"
 
 
 def _world(tmp_path: Path, urdf: Path) -> Path:
@@ -136,3 +138,49 @@ def test_driven_wheels_of_different_radii(tmp_path: Path) -> None:
         import_urdf(_bad(tmp_path, body))
     assert str(e.value) == (f"{tmp_path}/bad.urdf:4: driven wheels of different radii (0.05, 0.06 m): the simulated "
                             "drive needs one radius; make the wheel cylinders equal")
+
+
+MESH_ROBOT = """<robot name="toter">
+<link name="base"><collision><geometry><box size="0.4 0.3 0.1"/></geometry></collision>
+ <visual><origin xyz="0.1 0 0.2" rpy="0 0 1.5707963267948966"/><geometry><mesh filename="{uri}"/></geometry></visual>
+</link>
+{wheels}
+</robot>
+"""
+
+
+def _mesh_world(tmp_path: Path, uri: str, package_path: str) -> Path:
+    wheels = LINK.format("lw") + WHEEL.format("lw", 0.2) + LINK.format("rw") + WHEEL.format("rw", -0.2)
+    (tmp_path / "toter.urdf").write_text(MESH_ROBOT.format(uri=uri, wheels=wheels))
+    attr = f' package_path="{package_path}"' if package_path else ""
+    w = tmp_path / "w.world.xml"
+    w.write_text(f'<mvsim_world version="1.0"><vehicle:class name="c" urdf="toter.urdf"{attr}/>'
+                 f'<vehicle name="v" class="c"><init_pose>0 0 0</init_pose></vehicle></mvsim_world>')
+    return w
+
+
+def test_a_found_mesh_visual_is_loaded_as_the_vehicles_visual(tmp_path: Path) -> None:
+    """A ``package://`` mesh found on the package path is the vehicle's visual, at the URDF visual's pose on the
+    ground frame (the wheel centres are 0.05 m up, radius 0.05: the root is on the ground)."""
+    assets = ROOT_SHARED / "assets"
+    world = mv.load_world(_mesh_world(tmp_path, "package://mvsim-models/tote.dae", str(assets)))
+    (vis,) = world.vehicles["v"].visuals
+    assert vis.path == assets / "mvsim-models" / "tote.dae"
+    assert (vis.params["model_offset_x"], vis.params["model_offset_z"]) == pytest.approx((0.1, 0.2), abs=1e-6)
+    assert vis.params["model_yaw"] == pytest.approx(math.pi / 2, abs=1e-5)
+    b = vis.bounds
+    assert b is not None and np.all(np.isfinite(b))
+    assert world.missing_assets == {}
+
+
+def test_a_mesh_that_is_not_found_gets_the_missing_model_stand_in(tmp_path: Path) -> None:
+    """Without package paths an unresolvable mesh keeps its URI and counts as a missing asset (the viewer draws the
+    stand-in); the vehicle still loads and drives."""
+    world = mv.load_world(_mesh_world(tmp_path, "package://no_such_pkg/meshes/base.dae", ""))
+    v = world.vehicles["v"]
+    (vis,) = v.visuals
+    assert vis.path is None and vis.uri == "package://no_such_pkg/meshes/base.dae"
+    assert list(world.missing_assets) == ["package://no_such_pkg/meshes/base.dae"]
+    v.set_twist(0.3, 0.0, 0.0)
+    world.run(1.0)
+    assert v.pose[0] > 0.2
