@@ -55,7 +55,7 @@ from mvsim_ros2.sensor_publishers import sensor_static_tfs
 
 if TYPE_CHECKING:
     from mvsim_core.objects.vehicles.base import Vehicle
-    from mvsim_core.objects.vehicles.description import Joint, JointState, RobotDescription
+    from mvsim_core.objects.vehicles.description import JointState
     from mvsim_core.world import World
 
 IDENTITY = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
@@ -245,7 +245,7 @@ def make_vehicle_link(create_publisher: Callable[[Any, str, Any], Any], veh: Veh
     if o.publish_wheel_tf and link.joints is not None:
         desc = veh.robot_description()
         names = tuple(j.name for j in desc.movable_joints)
-        frames = JointFrames(desc.joints, names, _fixed_on_tf(veh, desc), link.frame_prefix)
+        frames = JointFrames(desc.joints, names, [], link.frame_prefix)
         link.joint_frames = frames if frames else None
     return link
 
@@ -253,16 +253,6 @@ def make_vehicle_link(create_publisher: Callable[[Any, str, Any], Any], veh: Veh
 def _generated(veh: Vehicle) -> bool:
     """Whether the vehicle's description is generated (it came from no URDF)."""
     return veh.description is None
-
-
-def _fixed_on_tf(veh: Vehicle, desc: RobotDescription) -> list[Joint]:
-    """The fixed joints of a generated description that tf_static does not carry (it keeps the frames it always had:
-    ``base_footprint`` and the sensors'): the ``chassis`` link, sent with the wheels on tf. None for a URDF
-    vehicle, whose fixed joints all go on tf_static."""
-    if not _generated(veh):
-        return []
-    static = {naming.FOOTPRINT_FRAME, *veh.sensors}
-    return [j for j in desc.joints if not j.movable and j.child not in static]
 
 
 def static_transforms(link: VehicleLink, t: float) -> list[Any]:
@@ -277,6 +267,11 @@ def static_transforms(link: VehicleLink, t: float) -> list[Any]:
     if _generated(veh):
         tfs.append(cv.transform_msg(naming.BASE_FRAME, naming.FOOTPRINT_FRAME, IDENTITY, t))
         if link.sensor_tf:
+            own = {naming.FOOTPRINT_FRAME, *veh.sensors}  # placed just above and just below, as they always were
+            for j in veh.robot_description().joints:
+                if not j.movable and j.child not in own:  # the chassis link
+                    x, y, z, roll, pitch, yaw = j.origin
+                    tfs.append(cv.transform_msg(j.parent, j.child, (x, y, z, yaw, pitch, roll), t))
             for s in veh.sensors.values():
                 tfs.extend(sensor_static_tfs(s, t))
         return tfs

@@ -124,10 +124,11 @@ def test_per_vehicle_tf_and_tf_static(probe: Probe) -> None:
     box = probe.subscribe(TFMessage, "/r1/tf_static", qos(transient_local=True, depth=1))
     static = probe.next_message(box, what="/r1/tf_static", start=0)
     assert {(tf.header.frame_id, tf.child_frame_id) for tf in static.transforms} == {
-        ("base_link", "base_footprint"), ("base_link", "laser1")}
+        ("base_link", "base_footprint"), ("base_link", "chassis"), ("base_link", "laser1")}
     box2 = probe.subscribe(TFMessage, "/car1/tf_static", qos(transient_local=True, depth=1))
     static2 = probe.next_message(box2, what="/car1/tf_static", start=0)
-    assert [(tf.header.frame_id, tf.child_frame_id) for tf in static2.transforms] == [("base_link", "base_footprint")]
+    assert [(tf.header.frame_id, tf.child_frame_id) for tf in static2.transforms] == [("base_link", "base_footprint"),
+                                                                                      ("base_link", "chassis")]
     scan = probe.next_message(probe.inbox["/r1/laser1"], what="/r1/laser1", start=0)
     assert scan.header.frame_id == "laser1" and len(scan.ranges) == 91
 
