@@ -264,12 +264,13 @@ def read_urdf(path: str | os.PathLike[str], *, xacro_args: Mapping[str, str] | N
     except (OSError, UnicodeDecodeError) as e:
         raise UrdfError(shown, 0, f"cannot read it ({e}); give a readable UTF-8 URDF file") from None
     if p.name.endswith(".xacro") or xacro_args or XACRO_NAMESPACE in text:
-        text = expand_xacro(p, xacro_args or {})
+        text = expand_xacro(p, xacro_args or {}, package_dirs)
     return parse_urdf(text, source=shown, package_dirs=package_dirs)
 
 
-def expand_xacro(path: Path, args: Mapping[str, str]) -> str:
-    """The URDF text of xacro file ``path`` with arguments ``args``.
+def expand_xacro(path: Path, args: Mapping[str, str], package_dirs: Sequence[str | os.PathLike[str]] = ()) -> str:
+    """The URDF text of xacro file ``path`` with arguments ``args``. ``$(find pkg)`` finds the packages in
+    ``package_dirs`` (:func:`package_folders`) first, then those of the ament index (``AMENT_PREFIX_PATH``).
 
     Raises:
         UrdfError: xacro is not installed, or it fails (its message).
@@ -278,15 +279,82 @@ def expand_xacro(path: Path, args: Mapping[str, str]) -> str:
         import xacro  # type: ignore[import-untyped]
     except ImportError:
         raise UrdfError(str(path), 0, "reading .xacro needs the xacro package; pip install xacro") from None
-    try:
-        doc = xacro.process_file(str(path), mappings=dict(args))
-        return str(doc.toprettyxml(indent="  "))
-    except Exception as e:  # xacro raises many kinds (XacroException, ParseError, KeyError from $(find))
-        msg = " ".join(str(e).split()) or type(e).__name__
-        hint = ""
-        if "find" in msg or "PackageNotFound" in type(e).__name__ or "ament" in msg.lower():
-            hint = "; $(find pkg) needs the package on AMENT_PREFIX_PATH (share/ament_index/resource_index/packages)"
-        raise UrdfError(str(path), 0, f"xacro failed: {msg}{hint}; fix the xacro file or its arguments") from None
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="mvsim-ament-") as prefix:
+        saved = os.environ.get("AMENT_PREFIX_PATH")
+        folders = package_folders(package_dirs)
+        if folders:  # xacro's $(find) asks ament_index_python, which reads AMENT_PREFIX_PATH at each call
+            _ament_prefix(Path(prefix), folders)
+            os.environ["AMENT_PREFIX_PATH"] = os.pathsep.join([prefix, *([saved] if saved else [])])
+        try:
+            doc = xacro.process_file(str(path), mappings=dict(args))
+            return str(doc.toprettyxml(indent="  "))
+        except Exception as e:  # xacro raises many kinds (XacroException, ParseError, KeyError from $(find))
+            msg = " ".join(str(e).split()) or type(e).__name__
+            if "PackageNotFound" in type(e).__name__ or "package '" in msg:
+                pkg = msg.split("package '", 1)[1].split("'", 1)[0] if "package '" in msg else "?"
+                raise UrdfError(str(path), 0, f"xacro failed: $(find {pkg}): package '{pkg}' not found; add the "
+                                              f"folder that holds '{pkg}/' with --package-path (package_path=), or "
+                                              f"put the package on AMENT_PREFIX_PATH") from None
+            if "AMENT_PREFIX_PATH" in msg:
+                raise UrdfError(str(path), 0, "xacro failed: $(find ...) needs an ament index and AMENT_PREFIX_PATH "
+                                              "is not set; add the folder that holds the packages with "
+                                              "--package-path (package_path=), or source a ROS 2 setup") from None
+            raise UrdfError(str(path), 0, f"xacro failed: {msg}; fix the xacro file or its arguments") from None
+        finally:
+            if folders:
+                if saved is None:
+                    os.environ.pop("AMENT_PREFIX_PATH", None)
+                else:
+                    os.environ["AMENT_PREFIX_PATH"] = saved
+
+
+def package_folders(package_dirs: Sequence[str | os.PathLike[str]]) -> dict[str, Path]:
+    """Package name -> folder, for the folders ``package_dirs`` name: a folder with a ``package.xml`` is the package
+    that file names (else the folder's name); any other folder holds packages, each sub-folder one (named by its
+    ``package.xml``, else by the sub-folder). The first folder found for a name wins."""
+    found: dict[str, Path] = {}
+
+    def add(folder: Path) -> None:
+        found.setdefault(_package_name(folder), folder)
+
+    for d in package_dirs:
+        base = Path(d)
+        if not base.is_dir():
+            continue
+        if (base / "package.xml").is_file():
+            add(base)
+            continue
+        for sub in sorted(base.iterdir()):
+            if sub.is_dir():
+                add(sub)
+    return found
+
+
+def _package_name(folder: Path) -> str:
+    """The ``<name>`` in ``folder/package.xml``, else the folder's name."""
+    manifest = folder / "package.xml"
+    if manifest.is_file():
+        try:
+            from lxml import etree  # type: ignore[import-untyped]
+
+            name = etree.parse(str(manifest)).findtext("name")
+            if name and name.strip():
+                return name.strip()
+        except (OSError, etree.XMLSyntaxError):
+            pass
+    return folder.name
+
+
+def _ament_prefix(prefix: Path, folders: Mapping[str, Path]) -> None:
+    """Make ``prefix`` an ament prefix whose packages are ``folders`` (their share folders link to them)."""
+    share = prefix / "share"
+    index = share / "ament_index" / "resource_index" / "packages"
+    index.mkdir(parents=True)
+    for name, folder in folders.items():
+        (share / name).symlink_to(folder.resolve(), target_is_directory=True)
+        (index / name).write_text("")
 
 
 def _floats(text: str | None, n: int, default: tuple[float, ...], source: str, line: int, what: str

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -87,3 +88,32 @@ def test_the_written_class_is_the_vehicle_the_urdf_attribute_makes(robot: str, t
     np.testing.assert_array_equal(inc.chassis.footprint, attr.chassis.footprint)
     assert inc.class_name == attr.class_name == "c"
     assert inc.description is None and attr.description is not None  # a plain class file has no URDF
+
+
+HUSKY_XACRO = Path(__file__).resolve().parents[2].parent / "shared" / "robots" / "husky" / "src"
+
+
+def test_xacro_finds_packages_on_the_package_path(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Husky's xacro ``$(find husky_description)`` / ``$(find husky_control)``: found in the folder that
+    ``--package-path`` names (each sub-folder a package), with an empty ament prefix on AMENT_PREFIX_PATH; without
+    it, one line saying which package is missing and how to give it; without any AMENT_PREFIX_PATH, one line too."""
+    monkeypatch.setenv("AMENT_PREFIX_PATH", str(tmp_path))
+    entry = HUSKY_XACRO / "husky_description" / "urdf" / "husky.urdf.xacro"
+    assert main(["import-urdf", str(entry)]) == 2
+    assert capsys.readouterr().err == (
+        f"{entry}: xacro failed: $(find husky_control): package 'husky_control' not found; add the folder that holds "
+        "'husky_control/' with --package-path (package_path=), or put the package on AMENT_PREFIX_PATH\n")
+    assert main(["import-urdf", str(entry), "--package-path", str(HUSKY_XACRO)]) == 0
+    out = capsys.readouterr()
+    assert out.out.startswith('<vehicle:class name="husky">')
+    assert out.err == ("class 'husky': differential_4_wheels, 4 wheels, radius 0.1651 m, track 0.5708 m, "
+                       "wheelbase 0.512 m\n")
+    assert os.environ["AMENT_PREFIX_PATH"] == str(tmp_path)  # put back as it was
+    monkeypatch.delenv("AMENT_PREFIX_PATH")
+    assert main(["import-urdf", str(entry)]) == 2
+    assert capsys.readouterr().err == (
+        f"{entry}: xacro failed: $(find ...) needs an ament index and AMENT_PREFIX_PATH is not set; add the folder "
+        "that holds the packages with --package-path (package_path=), or source a ROS 2 setup\n")
+    assert main(["import-urdf", str(entry), "--package-path", str(HUSKY_XACRO)]) == 0
+    assert "AMENT_PREFIX_PATH" not in os.environ
