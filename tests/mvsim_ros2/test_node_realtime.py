@@ -158,8 +158,8 @@ def test_tf_static_reaches_a_late_subscriber_in_one_message(probe: Probe) -> Non
     box = probe.subscribe(TFMessage, "/tf_static", qos(transient_local=True, depth=1), key="tf_static_late")
     msg = probe.next_message(box, what="the latched /tf_static", start=0)
     tfs = {(tf.header.frame_id, tf.child_frame_id): tf.transform for tf in msg.transforms}
-    assert set(tfs) == {("base_link", "base_footprint"), ("base_link", "laser1"), ("base_link", "imu1"),
-                        ("base_link", "gnss1")}
+    assert set(tfs) == {("base_link", "base_footprint"), ("base_link", "chassis"), ("base_link", "laser1"),
+                        ("base_link", "imu1"), ("base_link", "gnss1")}
     laser = tfs[("base_link", "laser1")]
     assert (laser.translation.x, laser.translation.y, laser.translation.z) == pytest.approx((0.2, 0.0, 0.3))
     assert laser.rotation.w == pytest.approx(1.0)
