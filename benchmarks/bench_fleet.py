@@ -9,10 +9,10 @@ and CPU time and the child's peak RSS; ``--start`` also times ``World.start()``,
 ``--run`` measures the run rate (issue 35): simulated seconds per wall second of N driving small_robots (each
 commanded the same constant twist, so that they keep their places relative to each other and never touch) 8 m apart,
 100 to a row, on an 800 m × 800 m horizontal plane, with no sensors and with upstream's lidar2d (its ``sensor_nrays``
-set to 100, 10 Hz), for each N of ``--run-robots``. Each case runs in a fresh process: the load (default object and
-memory limits unless the environment sets them), ``World.start()`` and ``--warmup`` simulated seconds (numba's cache
-load or compilation, the first steps and scans) are timed apart, then whole blocks of 0.1 simulated s run until
-``--seconds`` of wall time have passed. ``--profile-run N`` times the phases of the step for N robots from the
+set to 100; its period 0.05 s), for each N of ``--run-robots``. Each case runs in a fresh process: the load (default
+object and memory limits unless the environment sets them), ``World.start()`` and ``--warmup`` simulated seconds
+(numba's cache load or compilation, the first steps and scans) are timed apart, then whole blocks of 0.1 simulated s
+run until ``--seconds`` of wall time have passed. ``--profile-run N`` times the phases of the step for N robots from the
 outside (perf_counter around the step's calls, wrapped in the child process; no simulation code changes): Box2D's
 ``b2World.Step``, the friction/force kernel (``vehicle_forces``), the controller batch, the read-back, the sensors
 and the rest.
