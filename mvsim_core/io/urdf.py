@@ -276,7 +276,7 @@ def expand_xacro(path: Path, args: Mapping[str, str], package_dirs: Sequence[str
         UrdfError: xacro is not installed, or it fails (its message).
     """
     try:
-        import xacro  # type: ignore[import-untyped]
+        import xacro
     except ImportError:
         raise UrdfError(str(path), 0, "reading .xacro needs the xacro package; pip install xacro") from None
     import tempfile
@@ -337,7 +337,7 @@ def _package_name(folder: Path) -> str:
     manifest = folder / "package.xml"
     if manifest.is_file():
         try:
-            from lxml import etree  # type: ignore[import-untyped]
+            from lxml import etree
 
             name = etree.parse(str(manifest)).findtext("name")
             if name and name.strip():
@@ -422,7 +422,7 @@ def parse_urdf(text: str, *, source: str = "<text>",
         UrdfError: not XML; no ``<robot>`` root; a link or joint without a name, or named twice; a joint of an
             unknown type or naming an unknown link; a link with two parents; a cycle; several roots.
     """
-    from lxml import etree  # type: ignore[import-untyped]
+    from lxml import etree
 
     try:
         root_el = etree.fromstring(text.encode("utf-8"), etree.XMLParser(remove_comments=True, huge_tree=False))
