@@ -215,6 +215,36 @@ class Probe:
         return fut.result()
 
 
+
+def latched(probe: Probe, msg_type: Any, topic: str) -> Any:
+    """The message a late transient-local subscriber of ``topic`` gets."""
+    box = probe.subscribe(msg_type, topic, qos(transient_local=True, depth=1), key=f"{topic} (late)")
+    return probe.next_message(box, what=f"the latched {topic}", start=0)
+
+
+def message_at(probe: Probe, topic: str, t: float, cond: Callable[[Any], bool] = lambda m: True) -> Any:
+    """The first message on ``topic`` (already subscribed, in ``probe.inbox``) stamped at simulated time ``t`` (a
+    TFMessage by its first transform's stamp) that satisfies ``cond``."""
+    def stamp(m: Any) -> float:
+        return secs(m.transforms[0].header.stamp) if isinstance(m, TFMessage) else secs(m.header.stamp)
+
+    return probe.next_message(probe.inbox[topic], lambda m: abs(stamp(m) - t) < 1e-6 and cond(m),
+                              what=f"{topic} at t={t:.3f}", start=0)
+
+
+def transform_matrix(tf: Any) -> Any:
+    """The 4x4 homogeneous matrix (numpy) of a ``TransformStamped``: its frame in its parent's."""
+    import numpy as np
+
+    q, p = tf.transform.rotation, tf.transform.translation
+    x, y, z, w = q.x, q.y, q.z, q.w
+    m = np.eye(4)
+    m[:3, :3] = [[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                 [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                 [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]]
+    m[:3, 3] = (p.x, p.y, p.z)
+    return m
+
 def start_session(domain: int) -> Any:
     """An initialised rclpy Context on ``domain`` with loopback-only discovery."""
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"

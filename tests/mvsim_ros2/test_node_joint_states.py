@@ -24,9 +24,12 @@ from ros_harness import (
     TFMessage,
     Trigger,
     Twist,
+    latched,
+    message_at,
     node_fixture,
     qos,
     secs,
+    transform_matrix,
 )
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
@@ -76,20 +79,6 @@ def step(probe: Probe, n: int, cmds: dict[str, tuple[float, float]]) -> float:
     return t
 
 
-def latched(probe: Probe, msg_type: Any, topic: str) -> Any:
-    """The message a late transient-local subscriber of ``topic`` gets."""
-    box = probe.subscribe(msg_type, topic, qos(transient_local=True, depth=1), key=f"{topic} (late)")
-    return probe.next_message(box, what=f"the latched {topic}", start=0)
-
-
-def at(probe: Probe, topic: str, t: float, cond: Any = lambda m: True) -> Any:
-    def stamp(m: Any) -> float:
-        return secs(m.transforms[0].header.stamp) if isinstance(m, TFMessage) else secs(m.header.stamp)
-
-    return probe.next_message(probe.inbox[topic], lambda m: abs(stamp(m) - t) < 1e-6 and cond(m),
-                              what=f"{topic} at t={t:.3f}", start=0)
-
-
 @pytest.fixture(scope="module")
 def driven(probe: Probe) -> float:
     """About 1 m straight for r1 (0.5 m/s for 2 s), car1 turning left; the simulated time after."""
@@ -108,28 +97,17 @@ def test_a_late_subscriber_gets_the_robot_description(probe: Probe) -> None:
 
 
 def test_joint_states_follow_the_wheels(probe: Probe, driven: float) -> None:
-    js = at(probe, "/r1/joint_states", driven)
+    js = message_at(probe, "/r1/joint_states", driven)
     assert secs(js.header.stamp) == pytest.approx(driven, abs=1e-9)  # sim time
     assert list(js.name) == ["l_wheel_joint", "r_wheel_joint"]
-    x = at(probe, "/r1/base_pose_ground_truth", driven).pose.pose.position.x
+    x = message_at(probe, "/r1/base_pose_ground_truth", driven).pose.pose.position.x
     assert x == pytest.approx(1.0, abs=0.15)
     for angle in js.position:
         assert angle == pytest.approx(x / 0.1, rel=0.05)
     assert js.velocity[0] == pytest.approx(0.5 / 0.1, rel=0.05)
-    car = at(probe, "/car1/joint_states", driven)
+    car = message_at(probe, "/car1/joint_states", driven)
     pos = dict(zip(car.name, car.position, strict=True))
     assert pos["fl_wheel_steer_joint"] > pos["fr_wheel_steer_joint"] > 0.05  # turning left
-
-
-def _matrix(tf: Any) -> np.ndarray:
-    q, p = tf.transform.rotation, tf.transform.translation
-    x, y, z, w = q.x, q.y, q.z, q.w
-    m = np.eye(4)
-    m[:3, :3] = [[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                 [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                 [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]]
-    m[:3, 3] = (p.x, p.y, p.z)
-    return m
 
 
 @pytest.mark.parametrize("vehicle", VEHICLES)
@@ -137,8 +115,8 @@ def test_forward_kinematics_of_the_description_is_the_published_tf(probe: Probe,
                                                                    vehicle: str) -> None:
     description = latched(probe, String, f"/{vehicle}/robot_description").data
     static = latched(probe, TFMessage, f"/{vehicle}/tf_static")
-    js = at(probe, f"/{vehicle}/joint_states", driven)
-    wheels = at(probe, f"/{vehicle}/tf", driven, lambda m: any(t.child_frame_id.endswith("_wheel")
+    js = message_at(probe, f"/{vehicle}/joint_states", driven)
+    wheels = message_at(probe, f"/{vehicle}/tf", driven, lambda m: any(t.child_frame_id.endswith("_wheel")
                                                                 for t in m.transforms))
     robot = yourdfpy.URDF.load(io.StringIO(description), build_scene_graph=True, load_meshes=False)
     robot.update_cfg(dict(zip(js.name, js.position, strict=True)))
@@ -147,7 +125,7 @@ def test_forward_kinematics_of_the_description_is_the_published_tf(probe: Probe,
         assert tf.child_frame_id not in parents, f"{tf.child_frame_id} has two parents"
         parents[tf.child_frame_id] = tf.header.frame_id
         fk = robot.get_transform(tf.child_frame_id, tf.header.frame_id)
-        np.testing.assert_allclose(_matrix(tf), fk, atol=1e-6, err_msg=tf.child_frame_id)
+        np.testing.assert_allclose(transform_matrix(tf), fk, atol=1e-6, err_msg=tf.child_frame_id)
     movable = {j.child for j in robot.robot.joints if j.type != "fixed"}
     assert movable <= {tf.child_frame_id for tf in wheels.transforms}
     assert "base_footprint" in parents and "chassis" in parents

@@ -26,9 +26,12 @@ from ros_harness import (
     Probe,
     TFMessage,
     Trigger,
+    latched,
+    message_at,
     node_fixture,
     qos,
     secs,
+    transform_matrix,
 )
 from sensor_msgs.msg import JointState, LaserScan
 from std_msgs.msg import String
@@ -139,23 +142,9 @@ def turning(probe: Probe, straight: float) -> float:
     return step(probe, PHASE, cmds)
 
 
-def latched(probe: Probe, msg_type: Any, topic: str) -> Any:
-    """The message a late transient-local subscriber of ``topic`` gets."""
-    box = probe.subscribe(msg_type, topic, qos(transient_local=True, depth=1), key=f"{topic} (late)")
-    return probe.next_message(box, what=f"the latched {topic}", start=0)
-
-
-def at(probe: Probe, topic: str, t: float, cond: Any = lambda m: True) -> Any:
-    def stamp(m: Any) -> float:
-        return secs(m.transforms[0].header.stamp) if isinstance(m, TFMessage) else secs(m.header.stamp)
-
-    return probe.next_message(probe.inbox[topic], lambda m: abs(stamp(m) - t) < 1e-6 and cond(m),
-                              what=f"{topic} at t={t:.3f}", start=0)
-
-
 def tf_at(probe: Probe, robot: str, t: float) -> list[Any]:
     """Every transform on ``/<robot>/tf`` stamped ``t`` (odom -> root, then the movable joints)."""
-    at(probe, f"/{robot}/tf", t)  # waits for the first
+    message_at(probe, f"/{robot}/tf", t)  # waits for the first
     probe.spin_for(0.2)  # the joints' message goes right after odom's, in the same publish cycle
     return [tf for m in probe.inbox[f"/{robot}/tf"] for tf in m.transforms if abs(secs(tf.header.stamp) - t) < 1e-6]
 
@@ -172,7 +161,7 @@ def test_a_late_subscriber_gets_the_users_urdf(probe: Probe, robot: str) -> None
 @pytest.mark.parametrize("robot", list(ROBOTS))
 def test_wheel_rates_drive_at_rate_times_radius(probe: Probe, straight: float, robot: str) -> None:
     radius, rates, _ = ROBOTS[robot]
-    tw = at(probe, f"/{robot}/base_pose_ground_truth", straight).twist.twist
+    tw = message_at(probe, f"/{robot}/base_pose_ground_truth", straight).twist.twist
     assert tw.linear.x == pytest.approx(next(iter(rates.values())) * radius, rel=0.05)
     assert abs(tw.angular.z) < 0.01
 
@@ -181,8 +170,8 @@ def test_wheel_rates_drive_at_rate_times_radius(probe: Probe, straight: float, r
 def test_joint_states_are_distance_over_radius(probe: Probe, straight: float, robot: str) -> None:
     radius, rates, _ = ROBOTS[robot]
     start = probe.inbox[f"/{robot}/base_pose_ground_truth"][0].pose.pose.position.x
-    x = at(probe, f"/{robot}/base_pose_ground_truth", straight).pose.pose.position.x
-    js = at(probe, f"/{robot}/joint_states", straight)
+    x = message_at(probe, f"/{robot}/base_pose_ground_truth", straight).pose.pose.position.x
+    js = message_at(probe, f"/{robot}/joint_states", straight)
     pos = dict(zip(js.name, js.position, strict=True))
     assert x - start == pytest.approx(0.8 if robot == "diffbot" else 1.0, abs=0.5)  # about 1 m (diffbot 0.6)
     for name in rates:
@@ -190,7 +179,7 @@ def test_joint_states_are_distance_over_radius(probe: Probe, straight: float, ro
 
 
 def test_diffbot_turns_left_when_its_negative_y_joint_is_faster(probe: Probe, turning: float) -> None:
-    tw = at(probe, "/diffbot/base_pose_ground_truth", turning).twist.twist
+    tw = message_at(probe, "/diffbot/base_pose_ground_truth", turning).twist.twist
     r = ROBOTS["diffbot"][0]
     s_right, s_left = DIFFBOT_TURN["left_wheel_joint"] * r, DIFFBOT_TURN["right_wheel_joint"] * r
     assert tw.angular.z == pytest.approx((s_right - s_left) / DIFFBOT_TRACK, rel=0.05)  # 3.0 rad/s
@@ -198,11 +187,11 @@ def test_diffbot_turns_left_when_its_negative_y_joint_is_faster(probe: Probe, tu
 
 
 def test_carlikebot_turns_at_v_tan_steer_over_wheelbase(probe: Probe, turning: float) -> None:
-    tw = at(probe, "/carlikebot/base_pose_ground_truth", turning).twist.twist
+    tw = message_at(probe, "/carlikebot/base_pose_ground_truth", turning).twist.twist
     v = 8.0 * ROBOTS["carlikebot"][0]
     assert tw.linear.x == pytest.approx(v, rel=0.05)
     assert tw.angular.z == pytest.approx(v * math.tan(STEER) / CARLIKE_WHEELBASE, rel=0.05)
-    js = at(probe, "/carlikebot/joint_states", turning)
+    js = message_at(probe, "/carlikebot/joint_states", turning)
     pos = dict(zip(js.name, js.position, strict=True))
     robot = urdf.URDF.from_xml_string(urdf_file("carlikebot").read_text())
     assert pos["virtual_front_wheel_joint"] == pytest.approx(STEER, abs=1e-9)
@@ -213,23 +202,12 @@ def test_carlikebot_turns_at_v_tan_steer_over_wheelbase(probe: Probe, turning: f
         assert pos[j.name] == pytest.approx(expected, abs=1e-9), j.name
 
 
-def _matrix(tf: Any) -> np.ndarray:
-    q, p = tf.transform.rotation, tf.transform.translation
-    x, y, z, w = q.x, q.y, q.z, q.w
-    m = np.eye(4)
-    m[:3, :3] = [[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                 [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                 [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]]
-    m[:3, 3] = (p.x, p.y, p.z)
-    return m
-
-
 @pytest.mark.parametrize("robot", list(ROBOTS))
 def test_forward_kinematics_of_the_description_is_the_published_tf(probe: Probe, turning: float,
                                                                    robot: str) -> None:
     description = latched(probe, String, f"/{robot}/robot_description").data
     static = latched(probe, TFMessage, f"/{robot}/tf_static")
-    js = at(probe, f"/{robot}/joint_states", turning)
+    js = message_at(probe, f"/{robot}/joint_states", turning)
     model = yourdfpy.URDF.load(io.StringIO(description), build_scene_graph=True, load_meshes=False)
     model.update_cfg(dict(zip(js.name, js.position, strict=True)))
     links = {link.name for link in model.robot.links}
@@ -245,7 +223,7 @@ def test_forward_kinematics_of_the_description_is_the_published_tf(probe: Probe,
             height = tf.transform.translation.z
         elif child in links and parent in links:
             fk = model.get_transform(child, parent)
-            np.testing.assert_allclose(_matrix(tf), fk, atol=1e-6, err_msg=f"{parent} -> {child}")
+            np.testing.assert_allclose(transform_matrix(tf), fk, atol=1e-6, err_msg=f"{parent} -> {child}")
     expected_height = {"husky": 0.13228, "diffbot": 0.04}.get(robot, 0.0)
     assert height == pytest.approx(expected_height, abs=1e-6)
     for link in links:  # every link chained up to the root, and the root to odom
@@ -265,7 +243,7 @@ def test_the_laser_named_as_a_urdf_link_scans_in_that_link(probe: Probe, straigh
     mounts = [tf for tf in static.transforms if tf.child_frame_id == "base_scan"]
     assert len(mounts) == 1 and mounts[0].header.frame_id == "base_link"
     model = yourdfpy.URDF.load(urdf_file("turtlebot3_burger"), build_scene_graph=True, load_meshes=False)
-    np.testing.assert_allclose(_matrix(mounts[0]), model.get_transform("base_scan", "base_link"), atol=1e-9)
+    np.testing.assert_allclose(transform_matrix(mounts[0]), model.get_transform("base_scan", "base_link"), atol=1e-9)
     t = mounts[0].transform.translation
     assert (t.x, t.y, t.z) == pytest.approx((-0.032, 0.0, 0.172))
 
