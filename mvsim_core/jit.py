@@ -5,8 +5,9 @@ then holds depends on the mode, read once per process from ``MVSIM_JIT``:
 
 * ``aot`` (the default): when ``make setup`` has built :mod:`mvsim_core._aot` (see :mod:`mvsim_core.aot`), each
   kernel it exports is that extension module's function: no numba import, no cache load, nothing to compile on the
-  first call. A kernel it does not export (a feature the build left out, one with several signatures, a parallel
-  one) is a stub that turns the whole process over to the JIT on its first call.
+  first call. A kernel it does not export (a feature the build left out, one with several signatures) is a stub that
+  turns the whole process over to the JIT on its first call; a threaded one (``parallel=True``, never built) is a
+  lazy JIT object instead (below): it compiles alone, and the rest of the process stays on the built code.
 * ``jit``: numba's dispatchers, as if the extension module were not there (also what happens when it is missing).
 * ``check``: like ``aot``, but each call of a built function first checks that its arguments have the exported
   signature's types and raises :class:`TypeError` naming the kernel where they do not (the extension module trusts
@@ -167,8 +168,9 @@ class _Stub(_Deferred):
 
 
 class _LazyJit(_Deferred):
-    """A kernel of a stale module (:func:`aot_stale_modules`): compiles its own dispatcher on its first call, without
-    turning the process over to the JIT, and rebinds the package's names of it to that dispatcher."""
+    """A kernel of a stale module (:func:`aot_stale_modules`), or a threaded kernel the build never holds: compiles
+    its own dispatcher on its first call, without turning the process over to the JIT, and rebinds the package's
+    names of it to that dispatcher."""
 
     __slots__ = ()
 
@@ -286,6 +288,10 @@ def njit(func: Callable[..., Any] | None = None, **options: Any) -> Any:
         module, meta = _AOT
         sig = meta["exports"].get(key)
         fn = getattr(module, export_name(key), None) if sig is not None else None
+        if fn is None and options.get("parallel"):  # (threaded kernels are never built: see mvsim_core.threads)
+            kernel.lazy = _LazyJit(kernel)
+            _BOUND[id(kernel.lazy)] = kernel
+            return kernel.lazy
         if fn is None:
             kernel.stub = _Stub(kernel)
             _BOUND[id(kernel.stub)] = kernel
