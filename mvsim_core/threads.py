@@ -15,7 +15,9 @@ kernels stay on the built code.
 
 Threaded kernels are entered under one process-wide lock (:func:`threaded`): numba's fallback threading layer
 (``workqueue``, used when neither OpenMP nor TBB is available) aborts the process when two Python threads enter a
-threaded kernel at once.
+threaded kernel at once. Unless the environment sets ``OMP_WAIT_POLICY``, the first threaded call sets it to
+``PASSIVE``: OpenMP's idle threads then sleep instead of spinning on a core that a second simulation on the machine
+needs (spinning made a 10,000-robot step three times slower when the other core was busy).
 """
 
 from __future__ import annotations
@@ -91,6 +93,9 @@ def use_threads(work: int, threshold: int) -> bool:
 def threaded() -> Iterator[int]:
     """Around a call of a threaded kernel: holds the process-wide lock and sets numba's thread count for the
     calling thread (at most numba's own maximum, ``NUMBA_NUM_THREADS``). Yields the count used."""
+    # OpenMP (numba's usual threading layer here) reads this when it loads, at the first threaded call: its threads
+    # then sleep between kernels instead of spinning on a core another process (a second simulation) may need
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     import numba  # (only processes that run threaded kernels import it here)
 
     with _lock:

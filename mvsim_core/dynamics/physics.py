@@ -41,9 +41,10 @@ from mvsim_core.dynamics.blowups import SimulationError as SimulationError  # im
 from mvsim_core.dynamics.chassis_supports import ChassisSupports
 from mvsim_core.dynamics.faults import Blowup
 from mvsim_core.dynamics.friction.base import P_CRR, P_MU
-from mvsim_core.dynamics.vehicle_kernels import level_vehicles, post_update, vehicle_forces
+from mvsim_core.dynamics.vehicle_kernels import level_vehicles, post_update, vehicle_forces, vehicle_forces_threaded
 from mvsim_core.dynamics.wheels import WheelArrays
 from mvsim_core.errors import MvsimError
+from mvsim_core.threads import threaded, use_threads
 
 if TYPE_CHECKING:
     from mvsim_core.dynamics.bodies import _RawBatch
@@ -76,6 +77,10 @@ class _LevelGround:
     z_query: float = math.inf
     count: int = 0
 
+
+THREADED_VEHICLES = 512
+"""Fleets of at least this many vehicles run the friction kernel on numba's threads (:mod:`mvsim_core.threads`): below
+it, handing the loop out costs more than the threads save."""
 
 SNAPSHOT_ARRAYS = ("state", "twist", "odometry", "odo_prev", "odo_mult", "z", "pitch", "roll", "forces", "com",
                    "faulty", "anim_poses", "_anim_awake", "_anim_stale", "_anim_change", "_dyn_xy")
@@ -485,8 +490,13 @@ class Physics:
             return
         # a vehicle whose force is NaN/inf gets none (flagged in self.faulty, reset after the step): Box2D never
         # sees a non-finite number
-        vehicle_forces(self.twist, self.state[:, 2], self.com, self.passive, w.vehicle, w.model, w.params, w.table,
-                       self.gravity, dt, self.forces, self.faulty)
+        if use_threads(len(self.names), THREADED_VEHICLES):
+            with threaded():
+                vehicle_forces_threaded(self.twist, self.state[:, 2], self.com, self.passive, w.start, w.model,
+                                        w.params, w.table, self.gravity, dt, self.forces, self.faulty)
+        else:
+            vehicle_forces(self.twist, self.state[:, 2], self.com, self.passive, w.vehicle, w.model, w.params,
+                           w.table, self.gravity, dt, self.forces, self.faulty)
         self.bodies.apply(self.names, *self._force_columns)
 
     def box2d_step(self, dt: float) -> None:

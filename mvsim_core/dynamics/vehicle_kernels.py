@@ -12,7 +12,7 @@ import numpy as np
 
 from mvsim_core.dynamics.friction.kernel import wheel_friction
 from mvsim_core.dynamics.wheel_rows import FX, FY, SLOPE_X, SLOPE_Y, TORQUE, VX, VY, X, Y
-from mvsim_core.jit import njit
+from mvsim_core.jit import njit, prange
 
 
 @njit(cache=True)
@@ -68,6 +68,53 @@ def vehicle_forces(twist: np.ndarray, yaw_v: np.ndarray, com: np.ndarray, passiv
         out[k, 0] = c * fx - s * out[k, 1]
         out[k, 1] = s * fx + c * out[k, 1]
         if not (math.isfinite(out[k, 0]) and math.isfinite(out[k, 1]) and math.isfinite(out[k, 2])):
+            out[k, 0] = 0.0
+            out[k, 1] = 0.0
+            out[k, 2] = 0.0
+            bad[k] = True
+            n_bad += 1
+    return n_bad
+
+
+@njit(cache=True, parallel=True)
+def vehicle_forces_threaded(twist: np.ndarray, yaw_v: np.ndarray, com: np.ndarray, passive: np.ndarray,
+                            start: np.ndarray, model: np.ndarray, params: np.ndarray, wheels: np.ndarray, g: float,
+                            dt: float, out: np.ndarray, bad: np.ndarray) -> int:
+    """:func:`vehicle_forces` on numba's threads, vehicles shared among them (``prange``): vehicle ``k``'s wheels are
+    ``start[k]:start[k + 1]`` (:attr:`~mvsim_core.dynamics.wheels.WheelArrays.start`), summed in the same order as
+    the one-thread kernel sums them, so the results are bit-identical. Arguments, outputs and return as there
+    (``start`` instead of ``veh``)."""
+    n_bad = 0
+    for k in prange(out.shape[0]):
+        ox = 0.0
+        oy = 0.0
+        oz = 0.0
+        for i in range(start[k], start[k + 1]):
+            x = wheels[X, i]
+            y = wheels[Y, i]
+            vx = twist[k, 0] - twist[k, 2] * y
+            vy = twist[k, 1] + twist[k, 2] * x
+            wheels[VX, i] = vx
+            wheels[VY, i] = vy
+            fx, fy = wheel_friction(i, model, params, wheels, vx, vy, -wheels[TORQUE, i], g, dt)
+            wheels[FX, i] = fx
+            wheels[FY, i] = fy
+            if passive[k]:
+                continue
+            fx += wheels[SLOPE_X, i]
+            fy += wheels[SLOPE_Y, i]
+            ox += fx
+            oy += fy
+            oz += (x - com[k, 0]) * fy - (y - com[k, 1]) * fx
+        c = math.cos(yaw_v[k])
+        s = math.sin(yaw_v[k])
+        fwx = c * ox - s * oy
+        fwy = s * ox + c * oy
+        if math.isfinite(fwx) and math.isfinite(fwy) and math.isfinite(oz):
+            out[k, 0] = fwx
+            out[k, 1] = fwy
+            out[k, 2] = oz
+        else:
             out[k, 0] = 0.0
             out[k, 1] = 0.0
             out[k, 2] = 0.0
