@@ -35,7 +35,8 @@ import math
 import numpy as np
 
 from mvsim_core.geometry.polygons import signed_area
-from mvsim_core.jit import njit
+from mvsim_core.jit import njit, prange
+from mvsim_core.threads import threaded, use_threads
 
 SEG_COLS = 7
 SEEN_2D = 1
@@ -200,7 +201,10 @@ def cast_segments(seg_s: np.ndarray, start: np.ndarray, items: np.ndarray, gx0: 
     * each ray then tests the segments filed in its sector.
 
     A segment is filed wherever a ray could hit it (sector bounds and reaches padded for rounding), so the result is
-    the nearest hit over all segments.
+    the nearest hit over all segments. Moving objects are first binned by their circles' centres
+    (:func:`_bin_objects`), so that a run looks only at those whose circle could lie within its reach, and visits
+    them in index order, as if it went through all of them: the hits, and so the ranges, are the same bit for bit
+    (a fleet's thousand lidars no longer each go through a thousand objects).
 
     Args:
         seg_s: (S, 7) static rows. start: (gnx·gny + 1,) bucket offsets into ``items`` (bucket = iy·gnx + ix);
@@ -213,7 +217,63 @@ def cast_segments(seg_s: np.ndarray, start: np.ndarray, items: np.ndarray, gx0: 
         out: (R,) in: reach of each ray (m); out: min(reach, nearest hit).
         n_sectors: angular sectors per run (a power of two is not required).
     """
+    o_start, o_items, o_other, o_grid, max_rho = _bin_objects(circle)
+    bounds = _run_bounds(ox, oy, height, use_z, visible, exclude)
+    _cast_runs(0, bounds.shape[0] - 1, bounds, np.empty(ox.shape[0], dtype=np.int64), seg_s, start, items, gx0, gy0,
+               size, gnx, gny, seg_m, obj_start, circle, obj_z, owner, ox, oy, dx, dy, height, use_z, visible, exclude,
+               out, n_sectors, o_start, o_items, o_other, o_grid, max_rho)
+
+
+@njit(cache=True, parallel=True)
+def cast_segments_threaded(seg_s: np.ndarray, start: np.ndarray, items: np.ndarray, gx0: float, gy0: float,
+                           size: float, gnx: int, gny: int, seg_m: np.ndarray, obj_start: np.ndarray,
+                           circle: np.ndarray, obj_z: np.ndarray, owner: np.ndarray, ox: np.ndarray, oy: np.ndarray,
+                           dx: np.ndarray, dy: np.ndarray, height: np.ndarray, use_z: np.ndarray, visible: np.ndarray,
+                           exclude: np.ndarray, out: np.ndarray, n_sectors: int, chunks: int) -> None:
+    """:func:`cast_segments` on numba's threads: the runs of rays cut into ``chunks`` pieces shared among them
+    (``prange``), each with its own scratch arrays. A run's rays are cast as :func:`cast_segments` casts them, so the
+    ranges are bit-identical. Arguments as there."""
+    o_start, o_items, o_other, o_grid, max_rho = _bin_objects(circle)
+    bounds = _run_bounds(ox, oy, height, use_z, visible, exclude)
+    n_runs = bounds.shape[0] - 1
+    ray_sector = np.empty(ox.shape[0], dtype=np.int64)
+    for c in prange(chunks):
+        _cast_runs(n_runs * c // chunks, n_runs * (c + 1) // chunks, bounds, ray_sector, seg_s, start, items, gx0,
+                   gy0, size, gnx, gny, seg_m, obj_start, circle, obj_z, owner, ox, oy, dx, dy, height, use_z, visible,
+                   exclude, out, n_sectors, o_start, o_items, o_other, o_grid, max_rho)
+
+
+@njit(cache=True)
+def _run_bounds(ox: np.ndarray, oy: np.ndarray, height: np.ndarray, use_z: np.ndarray, visible: np.ndarray,
+                exclude: np.ndarray) -> np.ndarray:
+    """(runs + 1,) offsets of the runs of rays of :func:`cast_segments`: consecutive rays of the same origin, mode,
+    visibility and owner, and of the same height where it is honoured (the rays of one lidar)."""
     n = ox.shape[0]
+    bounds = np.empty(n + 1, dtype=np.int64)
+    m = 0
+    r0 = 0
+    while r0 < n:
+        bounds[m] = r0
+        m += 1
+        x0, y0, h, uz, vis, ex = ox[r0], oy[r0], height[r0], use_z[r0], visible[r0], exclude[r0]
+        r1 = r0 + 1
+        while (r1 < n and ox[r1] == x0 and oy[r1] == y0 and use_z[r1] == uz and visible[r1] == vis
+               and exclude[r1] == ex and (height[r1] == h or not uz)):
+            r1 += 1
+        r0 = r1
+    bounds[m] = n
+    return bounds[:m + 1].copy()
+
+
+@njit(cache=True)
+def _cast_runs(run_lo: int, run_hi: int, bounds: np.ndarray, ray_sector: np.ndarray, seg_s: np.ndarray,
+               start: np.ndarray, items: np.ndarray, gx0: float, gy0: float, size: float, gnx: int, gny: int,
+               seg_m: np.ndarray, obj_start: np.ndarray, circle: np.ndarray, obj_z: np.ndarray, owner: np.ndarray,
+               ox: np.ndarray, oy: np.ndarray, dx: np.ndarray, dy: np.ndarray, height: np.ndarray, use_z: np.ndarray,
+               visible: np.ndarray, exclude: np.ndarray, out: np.ndarray, n_sectors: int, o_start: np.ndarray,
+               o_items: np.ndarray, o_other: np.ndarray, o_grid: np.ndarray, max_rho: float) -> None:
+    """Runs ``run_lo:run_hi`` of ``bounds`` (:func:`_run_bounds`) cast as :func:`cast_segments` describes, with the
+    moving objects' bins of :func:`_bin_objects`; ``ray_sector``: (R,) scratch, written at these runs' rays only."""
     n_s = seg_s.shape[0]
     n_o = circle.shape[0]
     stamp = np.full(n_s, -1, dtype=np.int64)
@@ -226,25 +286,22 @@ def cast_segments(seg_s: np.ndarray, start: np.ndarray, items: np.ndarray, gx0: 
     fill = np.empty(n_sectors, dtype=np.int64)
     sec_items = np.empty(cap, dtype=np.int64)
     sec_reach = np.zeros(n_sectors)
-    ray_sector = np.empty(n, dtype=np.int64)
-    face_start = np.zeros(n_o + 1, dtype=np.int64)  # per object, its facing rows: face[face_start[o]:face_start[o+1]]
+    face_lo = np.zeros(n_o, dtype=np.int64)  # per object, its facing rows: face[face_lo[o]:face_hi[o]]
+    face_hi = np.zeros(n_o, dtype=np.int64)
     face = np.empty(seg_m.shape[0], dtype=np.int64)
     around = np.empty(n_o, dtype=np.int64)  # objects whose circle holds the origin
+    near = np.empty(n_o, dtype=np.int64)  # the objects a run looks at, in index order
     inv = 1.0 / size
     scale = n_sectors * 0.25
-    r0 = 0
-    while r0 < n:
+    for run in range(run_lo, run_hi):
         # the run of rays sharing this origin (and everything else that selects segments)
+        r0, r1 = bounds[run], bounds[run + 1]
         x0, y0, h, uz, vis, ex = ox[r0], oy[r0], height[r0], use_z[r0], visible[r0], exclude[r0]
-        r1 = r0 + 1
         reach = out[r0]
-        while (r1 < n and ox[r1] == x0 and oy[r1] == y0 and use_z[r1] == uz and visible[r1] == vis
-               and exclude[r1] == ex and (height[r1] == h or not uz)):
-            reach = max(reach, out[r1])
-            r1 += 1
+        for r in range(r0 + 1, r1):
+            reach = max(reach, out[r])
         if not vis or not reach > 0.0 or not (math.isfinite(x0) and math.isfinite(y0)):
-            r0 = r1  # (a ray from a non-finite origin hits nothing: its reach stays)
-            continue
+            continue  # (a ray from a non-finite origin hits nothing: its reach stays)
         # the rays' sectors and each sector's reach (padded for rounding; 0: no ray there)
         sec_reach[:] = 0.0
         for r in range(r0, r1):
@@ -281,9 +338,11 @@ def cast_segments(seg_s: np.ndarray, start: np.ndarray, items: np.ndarray, gx0: 
         # candidates: moving objects, each with its facing segments
         n_around = 0
         nf = 0
-        for o in range(n_o):
-            face_start[o] = nf
-            face_start[o + 1] = nf
+        n_near = _near_objects(o_start, o_items, o_other, o_grid, max_rho, x0, y0, reach, n_o, near)
+        for i_near in range(n_near):
+            o = near[i_near]
+            face_lo[o] = nf
+            face_hi[o] = nf
             if owner[o] >= 0 and owner[o] == ex:
                 continue
             if uz and not (obj_z[o, 0] <= h <= obj_z[o, 1]):
@@ -308,8 +367,8 @@ def cast_segments(seg_s: np.ndarray, start: np.ndarray, items: np.ndarray, gx0: 
             for k in range(obj_start[o], obj_start[o + 1]):
                 face[nf] = k  # (kept when it faces the origin)
                 nf += 1 if _facing(seg_m, k, x0, y0, h, uz) else 0
-            face_start[o + 1] = nf
-            if nf == face_start[o]:
+            face_hi[o] = nf
+            if nf == face_lo[o]:
                 continue
             if ns == 0:
                 around[n_around] = o
@@ -321,7 +380,6 @@ def cast_segments(seg_s: np.ndarray, start: np.ndarray, items: np.ndarray, gx0: 
             cand[nc], c_s0[nc], c_ns[nc], c_d[nc] = -1 - o, s0, ns, gap
             nc += 1
         if nc == 0 and n_around == 0:
-            r0 = r1
             continue
         # file them by sector (CSR), where some ray reaches them
         sec_start[:] = 0
@@ -356,14 +414,102 @@ def cast_segments(seg_s: np.ndarray, start: np.ndarray, items: np.ndarray, gx0: 
                     best = _hit(seg_s, k, x0, y0, ddx, ddy, best)
                     continue
                 o = -1 - k
-                for f in range(face_start[o], face_start[o + 1]):
+                for f in range(face_lo[o], face_hi[o]):
                     best = _hit(seg_m, face[f], x0, y0, ddx, ddy, best)
             for i in range(n_around):
                 o = around[i]
-                for f in range(face_start[o], face_start[o + 1]):
+                for f in range(face_lo[o], face_hi[o]):
                     best = _hit(seg_m, face[f], x0, y0, ddx, ddy, best)
             out[r] = best
-        r0 = r1
+
+
+@njit(cache=True)
+def _bin_objects(circle: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
+    """Moving objects binned by the centres of their bounding circles (cx, cy, radius; m), for
+    :func:`_near_objects`: a square grid of about one object per cell over the centres' bounding box.
+
+    Returns (start, items, other, grid, max_rho): bucket offsets (cells + 1,) and object indices (in index order
+    within a bucket) of the binned objects; ``other``: the objects left out (a centre or radius that is not finite,
+    a negative radius), which every run looks at; ``grid``: (x0, y0, 1/cell width, 1/cell height, nx, ny); the
+    largest radius binned (m)."""
+    n = circle.shape[0]
+    binned = np.zeros(n, dtype=np.bool_)
+    x_lo, x_hi, y_lo, y_hi, max_rho = math.inf, -math.inf, math.inf, -math.inf, 0.0
+    n_other = 0
+    for o in range(n):
+        cx, cy, rho = circle[o, 0], circle[o, 1], circle[o, 2]
+        if math.isfinite(cx) and math.isfinite(cy) and math.isfinite(rho) and rho >= 0.0:
+            binned[o] = True
+            x_lo, x_hi = min(x_lo, cx), max(x_hi, cx)
+            y_lo, y_hi = min(y_lo, cy), max(y_hi, cy)
+            max_rho = max(max_rho, rho)
+        else:
+            n_other += 1
+    other = np.empty(n_other, dtype=np.int64)
+    n_other = 0
+    for o in range(n):
+        if not binned[o]:
+            other[n_other] = o
+            n_other += 1
+    side = max(1, min(int(math.sqrt(n - n_other)), 1024))
+    grid = np.zeros(6)
+    if n_other < n:
+        wx, wy = x_hi - x_lo, y_hi - y_lo
+        grid[0], grid[1] = x_lo, y_lo
+        grid[2] = side / wx if wx > 0.0 and math.isfinite(side / wx) else 0.0
+        grid[3] = side / wy if wy > 0.0 and math.isfinite(side / wy) else 0.0
+    grid[4] = side
+    grid[5] = side
+    count = np.zeros(side * side + 1, dtype=np.int64)
+    cell = np.full(n, -1, dtype=np.int64)
+    for o in range(n):
+        if binned[o]:
+            ix = min(int((circle[o, 0] - grid[0]) * grid[2]), side - 1)
+            iy = min(int((circle[o, 1] - grid[1]) * grid[3]), side - 1)
+            cell[o] = iy * side + ix
+            count[cell[o] + 1] += 1
+    start = np.cumsum(count)
+    fill = start[:-1].copy()
+    items = np.empty(start[-1], dtype=np.int64)
+    for o in range(n):
+        if cell[o] >= 0:
+            items[fill[cell[o]]] = o
+            fill[cell[o]] += 1
+    return start, items, other, grid, max_rho
+
+
+@njit(cache=True)
+def _near_objects(start: np.ndarray, items: np.ndarray, other: np.ndarray, grid: np.ndarray, max_rho: float,
+                  x0: float, y0: float, reach: float, n_o: int, near: np.ndarray) -> int:
+    """Into ``near``, in index order, every moving object whose circle could come nearer than ``reach`` (m) to the
+    origin (x0, y0) (the bins of :func:`_bin_objects` around it, padded for rounding, plus the objects left out of
+    the bins); returns how many. A reach too long for the bins (or not finite) takes all ``n_o`` objects."""
+    side = int(grid[4])
+    pad = (reach + max_rho) * (1.0 + 1e-9) + 1e-9
+    ax0 = (x0 - pad - grid[0]) * grid[2]
+    ax1 = (x0 + pad - grid[0]) * grid[2]
+    ay0 = (y0 - pad - grid[1]) * grid[3]
+    ay1 = (y0 + pad - grid[1]) * grid[3]
+    if not (abs(ax0) + abs(ax1) + abs(ay0) + abs(ay1) < 4.0 * side + 8.0):  # (the grid or more; NaN: all)
+        for o in range(n_o):
+            near[o] = o
+        return n_o
+    bx0, bx1 = min(max(int(math.floor(ax0)), 0), side - 1), min(max(int(math.floor(ax1)), 0), side - 1)
+    by0, by1 = min(max(int(math.floor(ay0)), 0), side - 1), min(max(int(math.floor(ay1)), 0), side - 1)
+    m = 0
+    if ax1 >= 0.0 and ax0 <= side and ay1 >= 0.0 and ay0 <= side:
+        for by in range(by0, by1 + 1):
+            for bx in range(bx0, bx1 + 1):
+                b = by * side + bx
+                for j in range(start[b], start[b + 1]):
+                    near[m] = items[j]
+                    m += 1
+    for j in range(other.shape[0]):
+        near[m] = other[j]
+        m += 1
+    if m > 1:
+        near[:m] = np.sort(near[:m])
+    return m
 
 
 @njit(cache=True)
@@ -599,6 +745,14 @@ class MovingSegments:
                       yaw, pose, z, self._radius_arr, self._zr_arr, self.seg, self.circle, self.obj_z)
 
 
+THREADED_RAYS = 16384
+"""Casts of at least this many rays go to :func:`cast_segments_threaded` (when :mod:`mvsim_core.threads` allows more
+than one thread): below it, handing the runs out costs more than the threads save."""
+
+CHUNKS_PER_THREAD = 4
+"""Pieces the runs are cut into per thread: a thread slowed by another process leaves its pieces to the others."""
+
+
 def cast_sets(static: StaticSegments | None, moving: MovingSegments | None, ox: np.ndarray, oy: np.ndarray,
               dx: np.ndarray, dy: np.ndarray, height: np.ndarray, use_z: np.ndarray, visible: np.ndarray,
               exclude: np.ndarray, out: np.ndarray, n_sectors: int = N_SECTORS) -> None:
@@ -611,8 +765,15 @@ def cast_sets(static: StaticSegments | None, moving: MovingSegments | None, ox: 
     mv = moving if moving is not None and moving.n_objects else _EMPTY_MOVING
     if len(st.seg) == 0 and mv.n_objects == 0:
         return
-    cast_segments(st.seg, st.start, st.items, st.gx0, st.gy0, st.size, st.gnx, st.gny, mv.seg, mv.obj_start,
-                  mv.circle, mv.obj_z, mv.owner, ox, oy, dx, dy, height, use_z, visible, exclude, out, n_sectors)
+    args = (st.seg, st.start, st.items, st.gx0, st.gy0, st.size, st.gnx, st.gny, mv.seg, mv.obj_start, mv.circle,
+            mv.obj_z, mv.owner, ox, oy, dx, dy, height, use_z, visible, exclude, out, n_sectors)
+    if use_threads(len(ox), THREADED_RAYS):
+        import numba
+
+        with threaded() as n, numba.parallel_chunksize(1):  # (chunks handed out one by one: see rays3d)
+            cast_segments_threaded(*args, CHUNKS_PER_THREAD * n)
+    else:
+        cast_segments(*args)
 
 
 _EMPTY_STATIC = StaticSegments(np.zeros((0, SEG_COLS)))

@@ -347,3 +347,81 @@ def test_pseudo_angle_is_monotonic_and_opposite_is_two_further():
     for t in a[::50]:
         q = pseudo_angle(-math.cos(t), -math.sin(t))
         assert (q - pseudo_angle(math.cos(t), math.sin(t))) % 4.0 == pytest.approx(2.0)
+
+
+# ---------------------------------------------------------------------------------------------- fleets
+def test_runs_look_only_at_the_objects_within_reach_in_index_order():
+    """The bins of moving objects (by their circles' centres) give each run every object its rays could reach --
+    those whose circle comes nearer than the reach, and those whose circle is not finite -- sorted, once each, and
+    in a fleet far fewer than all of them."""
+    from mvsim_core.sensors.raycast.segments import _bin_objects, _near_objects
+
+    rng = np.random.default_rng(3)
+    n = 2000
+    circle = np.column_stack([rng.uniform(-400, 400, n), rng.uniform(-300, 300, n), rng.uniform(0.1, 3.0, n)])
+    circle[17, 0] = math.nan
+    circle[400, 2] = math.inf
+    circle[401, 2] = -1.0
+    circle[:5, :2] = 0.0  # (several centres at one point)
+    bins = _bin_objects(circle)
+    near = np.empty(n, dtype=np.int64)
+    sizes = []
+    for q in range(400):
+        x0, y0 = rng.uniform(-450, 450), rng.uniform(-350, 350)
+        reach = {38: math.inf, 39: 1e12}.get(q % 40, rng.uniform(0.5, 40.0))  # (now and then: beyond the bins)
+        m = _near_objects(*bins, x0, y0, reach, n, near)
+        got = near[:m]
+        assert (np.diff(got) > 0).all()
+        with np.errstate(invalid="ignore"):
+            gap = np.hypot(circle[:, 0] - x0, circle[:, 1] - y0) - circle[:, 2]
+            must = np.flatnonzero((gap < reach) | ~np.isfinite(circle).all(axis=1) | (circle[:, 2] < 0))
+        assert np.isin(must, got).all(), q
+        assert {17, 400, 401} <= set(got.tolist())
+        if math.isfinite(reach) and reach < 100:
+            sizes.append(m)
+        else:
+            assert m == n
+    assert np.mean(sizes) < 0.05 * n
+
+
+def _fleet_scene(vehicles: int, origins: int, per: int):
+    rng = np.random.default_rng(8)
+    m = MovingSegments()
+    chassis = np.array([[-0.4, -0.3], [0.6, -0.3], [0.6, 0.3], [-0.4, 0.3]])
+    wheels = np.array([[0.0, 0.4, 0.2, 0.05, 0.0, 0.4], [0.0, -0.4, 0.2, 0.05, 0.0, 0.4]])
+    for k in range(vehicles):
+        m.add_object(chassis, 0.1, 0.5, owner=k, boxes=wheels)
+    m.finish()
+    side = int(math.sqrt(vehicles)) + 1
+    pose = np.column_stack([4.0 * (np.arange(vehicles) % side) + rng.uniform(-1, 1, vehicles),
+                            4.0 * (np.arange(vehicles) // side) + rng.uniform(-1, 1, vehicles),
+                            rng.uniform(-3, 3, vehicles)])
+    m.place(pose, np.zeros(vehicles), rng.uniform(-0.5, 0.5, 2 * vehicles))
+    static = StaticSegments(np.vstack([polygon_edges(transform_polygon(SQUARE * 2, x, y, 0.3), 0.0, 1.0)
+                                       for x, y in rng.uniform(0, 4.0 * side, (50, 2))]))
+    who = rng.choice(vehicles, origins, replace=False)
+    ang = np.tile(np.linspace(-math.pi, math.pi, per, endpoint=False), origins)
+    r, out = rays(origins * per, np.repeat(pose[who, 0], per), np.repeat(pose[who, 1], per), ang, 12.0,
+                  exclude=np.repeat(who, per))
+    return static, m, r, out
+
+
+def test_a_fleet_cast_is_bit_identical_on_one_and_two_threads():
+    import mvsim_core.sensors.raycast.segments as sg
+    from mvsim_core import threads
+
+    static, m, r, out = _fleet_scene(900, 260, 80)
+    assert out.size >= sg.THREADED_RAYS
+    results = []
+    try:
+        for n in (1, 2):
+            threads.set_threads(n)
+            o = out.copy()
+            cast_sets(static, m, out=o, **r)
+            results.append(o)
+    finally:
+        threads.set_threads(None)
+    assert len(getattr(sg.cast_segments_threaded, "signatures", ())) == 1  # (the threaded kernel ran)
+    assert results[0].tobytes() == results[1].tobytes()
+    hit = results[0] < 12.0
+    assert 0.3 < hit.mean() < 1.0
