@@ -15,11 +15,13 @@ object and memory limits unless the environment sets them), ``World.start()`` an
 run until ``--seconds`` of wall time have passed. ``--profile-run N`` times the phases of the step for N robots from the
 outside (perf_counter around the step's calls, wrapped in the child process; no simulation code changes): Box2D's
 ``b2World.Step``, the friction/force kernel (``vehicle_forces``), the controller batch, the read-back, the sensors
-and the rest.
+and the rest. ``--threads 1 2`` runs every case once per ``MVSIM_THREADS`` value (the 1-vs-2-core scaling);
+``--plot PNG`` draws the sim-s/s-against-robots curves, ``--json FILE`` keeps the figures.
 
     .venv/bin/python benchmarks/bench_fleet.py [--robots 1000 10000] [--form loop flat] [--start] [--profile]
     .venv/bin/python benchmarks/bench_fleet.py --run [--run-robots 1 10 100 1000 10000] [--sensors none lidar]
-        [--seconds 3] [--warmup 0.2] [--dt 0.01] [--skip-after 120]
+        [--threads 1 2] [--plot scaling.png] [--json out.json] [--seconds 3] [--warmup 0.2] [--dt 0.01]
+        [--skip-after 120]
     .venv/bin/python benchmarks/bench_fleet.py --profile-run 4000 [--sensors none]
 """
 
@@ -81,9 +83,12 @@ def fleet_world(folder: Path, robots: int, form: str, *, rays: int | None = 181,
     return path
 
 
-def run_child(args: list[str]) -> tuple[float, float, float, str]:
-    """(wall s, CPU s, peak RSS MiB, stdout) of a child process (its own rusage, from ``os.wait4``)."""
+def run_child(args: list[str], threads: int | None = None) -> tuple[float, float, float, str]:
+    """(wall s, CPU s, peak RSS MiB, stdout) of a child process (its own rusage, from ``os.wait4``); ``threads``:
+    its ``MVSIM_THREADS`` (None: this process's environment)."""
     env = dict(os.environ, MVSIM_OFFLINE="1")
+    if threads is not None:
+        env["MVSIM_THREADS"] = str(threads)
     with tempfile.TemporaryFile("w+") as out:
         t = time.perf_counter()
         p = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, text=True, env=env)
@@ -119,7 +124,9 @@ def _driving_fleet(spec: dict) -> tuple[World, dict]:
     t2 = time.perf_counter()
     for veh in world.vehicles.values():
         veh.set_twist(*TWIST)
-    return world, {"robots": len(world.vehicles), "load_s": t1 - t0, "start_s": t2 - t1}
+    from mvsim_core.threads import threads
+
+    return world, {"robots": len(world.vehicles), "load_s": t1 - t0, "start_s": t2 - t1, "threads": threads()}
 
 
 def _timed_blocks(world: World, seconds: float) -> tuple[int, float]:
@@ -182,6 +189,7 @@ PHASES = [
     ("run_controllers", "mvsim_core.dynamics.physics:Physics", "run_controllers", None),
     ("apply_friction", "mvsim_core.dynamics.physics:Physics", "apply_friction", None),
     ("vehicle_forces kernel", "mvsim_core.dynamics.physics", "vehicle_forces", "apply_friction"),
+    ("vehicle_forces_threaded kernel", "mvsim_core.dynamics.physics", "vehicle_forces_threaded", "apply_friction"),
     ("Bodies.apply (forces into Box2D)", "mvsim_core.dynamics.bodies:Bodies", "apply", "apply_friction"),
     ("box2d_step (b2World.Step)", "mvsim_core.dynamics.physics:Physics", "box2d_step", None),
     ("post_step", "mvsim_core.dynamics.physics:Physics", "post_step", None),
@@ -212,28 +220,62 @@ def child_profile(spec: dict) -> dict:
     return out
 
 
-def run_cases(args: argparse.Namespace, folder: Path) -> None:
-    """The run-rate table: one fresh process per (sensors, N); a case after one that took longer than
-    ``--skip-after`` s (wall, whole process) with the same sensors and fewer robots is skipped."""
-    print(f"\n| robots | sensors | load (s) | start (s) | warm-up {args.warmup:g} sim-s (s) | step (ms) "
+def run_cases(args: argparse.Namespace, folder: Path) -> list[dict]:
+    """The run-rate table: one fresh process per (sensors, threads, N); a case after one that took longer than
+    ``--skip-after`` s (wall, whole process) with the same sensors and threads and fewer robots is skipped. Returns
+    the cases' results (what ``--json`` writes and ``--plot`` draws)."""
+    print(f"\n| robots | sensors | threads | load (s) | start (s) | warm-up {args.warmup:g} sim-s (s) | step (ms) "
           f"| sim-s per wall-s | peak RSS (MiB) | process wall (s) |")
-    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
-    for sensors in args.sensors:
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    results = []
+    for sensors, threads in [(s, t) for s in args.sensors for t in args.threads or [None]]:
         skip = False
+        shown = "env" if threads is None else threads
         for n in sorted(args.run_robots):
             label = f"{RUN_RAYS}-ray lidar2d" if sensors == "lidar" else "none"
             if skip:
-                print(f"| {n} | {label} | skipped (the case before took > {args.skip_after:g} s) ||||||||",
-                      flush=True)
+                print(f"| {n} | {label} | {shown} | skipped (the case before took > {args.skip_after:g} s) "
+                      "||||||||", flush=True)
                 continue
-            r, wall, rss = child(args, folder, "run", n, sensors)
+            r, wall, rss = child(args, folder, "run", n, sensors, threads)
             if sensors == "lidar" and r["fresh_scans"] != r["robots"]:
                 sys.exit(f"{n} robots: only {r['fresh_scans']} of {r['robots']} lidars scanned in the timing")
             if r["moved_m"] < 0.01:
                 sys.exit(f"{n} robots: the first robot did not move ({r['moved_m']:.3g} m) in the timing")
-            print(f"| {r['robots']} | {label} | {r['load_s']:.2f} | {r['start_s']:.2f} | {r['warmup_s']:.2f} "
-                  f"| {r['step_ms']:.2f} | {r['rate']:.2f} | {rss:.0f} | {wall:.0f} |", flush=True)
+            print(f"| {r['robots']} | {label} | {r['threads']} | {r['load_s']:.2f} | {r['start_s']:.2f} "
+                  f"| {r['warmup_s']:.2f} | {r['step_ms']:.2f} | {r['rate']:.2f} | {rss:.0f} | {wall:.0f} |",
+                  flush=True)
+            results.append(dict(r, sensors=sensors, peak_rss_mib=rss, process_wall_s=wall))
             skip = wall > args.skip_after
+    return results
+
+
+def plot_scaling(results: list[dict], path: Path) -> None:
+    """The scaling curve: sim-s per wall-s against robots (log-log), a line per (sensors, threads), and the real-time
+    line; written to ``path`` (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
+    for key in sorted({(r["sensors"], r["threads"]) for r in results}):
+        rows = sorted((r["robots"], r["rate"]) for r in results if (r["sensors"], r["threads"]) == key)
+        sensors, threads = key
+        label = f"{'no sensors' if sensors == 'none' else f'{RUN_RAYS}-ray lidar each'}, {threads} thread(s)"
+        ax.plot([n for n, _ in rows], [v for _, v in rows], "o-" if sensors == "none" else "s--", label=label)
+    ax.axhline(1.0, color="grey", lw=0.8, ls=":")
+    ax.text(1.0, 1.0, " real time", va="bottom", color="grey", fontsize=8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("small_robots driving (full wheel-ground dynamics)")
+    ax.set_ylabel("simulated s per wall s")
+    ax.set_title("Fleet scaling (benchmarks/bench_fleet.py --run)")
+    ax.grid(True, which="both", lw=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    print(f"\nplot: {path}")
 
 
 def profile_case(args: argparse.Namespace, folder: Path) -> None:
@@ -257,11 +299,14 @@ def profile_case(args: argparse.Namespace, folder: Path) -> None:
           f"| {100 * rest / r['wall_s']:.1f} |")
 
 
-def child(args: argparse.Namespace, folder: Path, kind: str, robots: int, sensors: str) -> tuple[dict, float, float]:
-    """(the child's result, its wall s, its peak RSS MiB) of one case in a fresh interpreter."""
+def child(args: argparse.Namespace, folder: Path, kind: str, robots: int, sensors: str,
+          threads: int | None = None) -> tuple[dict, float, float]:
+    """(the child's result, its wall s, its peak RSS MiB) of one case in a fresh interpreter (``MVSIM_THREADS`` =
+    ``threads``; None: as in this process's environment)."""
     spec = {"kind": kind, "robots": robots, "sensors": sensors, "dt": args.dt, "warmup": args.warmup,
             "seconds": args.seconds, "folder": str(folder)}
-    wall, _, rss, text = run_child([sys.executable, str(Path(__file__).resolve()), "--child", json.dumps(spec)])
+    wall, _, rss, text = run_child([sys.executable, str(Path(__file__).resolve()), "--child", json.dumps(spec)],
+                                   threads)
     return json.loads(text.strip().splitlines()[-1]), wall, rss
 
 
@@ -280,6 +325,10 @@ def main() -> None:
     ap.add_argument("--dt", type=float, default=0.01, help="physics step, s (default %(default)s)")
     ap.add_argument("--skip-after", type=float, default=120.0,
                     help="skip the larger cases once a case's process took longer (s)")
+    ap.add_argument("--threads", type=int, nargs="+", metavar="N",
+                    help="run each case with MVSIM_THREADS=N, for each N given (default: as the environment says)")
+    ap.add_argument("--plot", type=Path, metavar="PNG", help="with --run: draw the scaling curve into PNG")
+    ap.add_argument("--json", type=Path, metavar="FILE", help="with --run: write the cases' results to FILE")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -289,7 +338,11 @@ def main() -> None:
     if args.run or args.profile_run:
         with tempfile.TemporaryDirectory() as tmp:
             if args.run:
-                run_cases(args, Path(tmp))
+                results = run_cases(args, Path(tmp))
+                if args.json:
+                    args.json.write_text(json.dumps(results, indent=1) + "\n")
+                if args.plot:
+                    plot_scaling(results, args.plot)
             if args.profile_run:
                 profile_case(args, Path(tmp))
         if "--robots" not in sys.argv:
