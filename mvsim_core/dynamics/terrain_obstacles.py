@@ -316,7 +316,9 @@ class TerrainObstacles:
             discs = band_discs(wheels)
             fp = np.asarray(v.chassis.footprint, dtype=np.float64).reshape(-1, 2)
             key = (fp.tobytes(), tuple(discs))  # vehicles of one class share their band (1.5 ms each to sample)
-            if key not in bands:
+            if self.flat:  # (no steps on one level: the bands are never evaluated, and a fleet's would weigh MBs)
+                bands.setdefault(key, (np.zeros((0, 2)), np.zeros(0)))
+            elif key not in bands:
                 bands[key] = band_samples(fp, discs)
             p, d = bands[key]
             pts.append(p)

@@ -78,3 +78,26 @@ def test_self_intersecting_polygons_fall_back_to_their_convex_hull(caplog):
     hull = np.array([[2, 0], [2, 2], [1, 3], [0, 1]], dtype=float)  # 3.5 m²
     _check_pieces(hull, pieces, MAX_POLYGON_VERTICES)
     assert len(pieces) == 1 and {tuple(v) for v in pieces[0].tolist()} == {tuple(v) for v in hull.tolist()}
+
+
+def test_a_polygon_seen_again_gives_the_same_pieces_as_new_arrays():
+    """A fleet's vehicles share their outline: the pieces are computed once, and each caller gets its own copies."""
+    import mvsim_core.dynamics.convex_pieces as cp
+
+    ell = np.array([[0, 0], [2, 0], [2, 1], [1, 1], [1, 2], [0, 2]], dtype=float)
+    first = convex_pieces(ell)
+    assert (ell.tobytes(), MAX_POLYGON_VERTICES) in cp._KNOWN
+    first[0][:] = 99.0  # (a caller that changes its pieces changes nobody else's)
+    again = convex_pieces(ell.copy())
+    assert len(again) == len(first) >= 2 and all(q.tobytes() == r.tobytes() for q, r in
+                                                  zip(again, convex_pieces(ell), strict=True))
+    assert again[0] is not convex_pieces(ell)[0] and 99.0 not in again[0]
+    assert sum(signed_area(q) for q in again) == pytest.approx(3.0)
+
+
+def test_a_self_intersecting_polygon_warns_at_every_use(caplog):
+    crossed = np.array([[2, 2], [1, 3], [1, 2], [2, 0], [0, 1]], dtype=float)
+    with caplog.at_level(logging.WARNING, logger="mvsim_core.dynamics"):
+        convex_pieces(crossed)
+        convex_pieces(crossed)
+    assert caplog.text.count("self-intersecting") == 2

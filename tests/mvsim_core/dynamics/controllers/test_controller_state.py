@@ -62,6 +62,9 @@ def test_restore_copies_so_that_one_saved_state_serves_many_restores(world: mv.W
     c.restore_state(saved)
     world.run(0.1)
     assert "_pids" not in saved and saved["setpoint"] == (0.2, 0.0, 0.0)
+    # (the PID settings are frozen numbers: shared, not copied)
+    pid = next(v for v in saved.values() if type(v).__name__ == "PidConfig")
+    assert c.save_state()[next(k for k, v in saved.items() if v is pid)] is pid
 
 
 def test_a_batched_controller_writes_the_restored_setpoint_into_its_batch_row(tmp_path: Path) -> None:
