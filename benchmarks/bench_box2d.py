@@ -1,17 +1,18 @@
 """Benchmark: what one Box2D step costs per body at 1k-10k bodies (issue 35, fleets), Box2D v2 or v3.
 
-What it measures: N bodies shaped as upstream's ``small_robot`` is built by
-:mod:`mvsim_core.dynamics.bodies` (the chassis hexagon, 15 kg, plus two 0.4 m x 0.2 m wheel boxes, 4 kg each, in
-collision category 0x0002), 100 to a row, gravity (0, 0), ``dt`` 0.01 s, in the cases of :data:`CASES`: at rest
-(allowed to sleep, or not), moving at 0.5 m/s along +x (all the same velocity, so that they keep their places and
-never touch) with 1, 2 or 3 fixtures per body, far apart (8 m, as ``bench_fleet.py --run``) or close (1.25 m: the
-wheels of neighbours in a column 5 cm apart, so that every robot has broad-phase pairs and non-touching contacts),
-with the robots' filter set so that they never collide with each other (mask without their own category) or the
-default one, fewer solver iterations, continuous collision off, and the two wheel fixtures made anew every step (as
-upstream does). Every (backend, case, N) runs ``--repeat`` times, each in a fresh process: the bodies are built,
-``--warmup`` steps run (so that bodies at rest fall asleep: Box2D needs 0.5 s), then steps in blocks of 10 until
-``--seconds`` of wall time have passed; the table shows the median of the repeats, in µs per step and per body, with
-the bodies awake and the contacts (v2) after the timing as a check.
+What it measures: N bodies shaped as :mod:`mvsim_core.dynamics.bodies` builds upstream's ``small_robot`` (the
+chassis hexagon, 15 kg, plus two 0.4 m x 0.2 m wheel boxes, 4 kg each, in collision category 0x0002), 100 to a row,
+gravity (0, 0), ``dt`` 0.01 s, in the cases of :data:`CASES`: at rest (allowed to sleep, or not), moving at 0.5 m/s
+along +x (all the same velocity, so that they keep their places and never touch) with 1, 2 or 3 fixtures per body,
+far apart (8 m, as ``bench_fleet.py --run``) or close (1.25 m: the wheels of neighbours in a column 5 cm apart, so
+that every robot has broad-phase pairs and non-touching contacts), with the robots' filter set so that they never
+collide with each other (mask without their own category) or the default one, fewer solver iterations, continuous
+collision off, and the two wheel fixtures made anew every step (as upstream does). Every (backend, case, N) runs
+``--repeat`` times, each in a fresh process: the bodies are built, ``--warmup`` steps run (so that bodies at rest
+fall asleep: Box2D needs 0.5 s), then steps in blocks of 10 until ``--seconds`` of wall time have passed; the table
+shows the median of the repeats: CPU µs per step and per body (the process's time, all threads of a v3 pool
+together: on a shared machine it is steadier than wall time) and wall µs per step, with the bodies awake and the
+contacts (v2) after the timing as a check.
 
     .venv/bin/python benchmarks/bench_box2d.py [--backend v2] [--bodies 1000 2000 5000 10000] [--cases ...]
         [--repeat 3] [--seconds 1] [--warmup 60]
@@ -21,6 +22,39 @@ the bodies awake and the contacts (v2) after the timing as a check.
 (Box2D 3.x), with ``--threads 0`` (no task system: Box2D runs everything on the calling thread) and ``1``/``2``
 (pyb2d3's ``ThreadPool`` of that many workers); its solver's ``sub_step_count`` is 4 (v3's default) unless the case
 says otherwise. Nothing of mvsim_core is imported: the bodies are made here, so that either venv runs it.
+
+Findings (dev machine: 2 shared AMD EPYC cores, 2 MiB L2 each, 32 MiB L3; CPU µs per step, median of 3 fresh
+processes, 1k / 10k bodies; other people's jobs ran beside it, so expect ±30 %, more at 10k):
+
+* v2, what a body costs: asleep 9 / 133 (0.01 µs per body), awake at rest 332 / 4323, moving with 1, 2, 3 fixtures
+  292 / 3393, 339 / 4184, 379 / 5385: an awake body costs 0.3-0.5 µs, each fixture 0.05-0.1 µs more. A perf profile
+  (10k moving, 3 fixtures) splits the step into 35 % ``b2Timer`` (``gettimeofday``: Box2D 2.3's ``b2Island::Solve``
+  times every island, and a body that touches nothing is an island of its own), 35 % fixture AABBs
+  (``b2Fixture::Synchronize``, two ``ComputeAABB`` per fixture), 12 % broad-phase tree (moves, queries), 11 %
+  islands, solver and TOI. pybox2d holds the GIL through ``Step``.
+* v2, what does not matter far apart: the robot-robot filter (5794 against 5385: Box2D filters a pair after finding
+  it, and 8 m apart there are none), 1/1 iterations (5619: nothing to iterate without contacts), continuous collision
+  off (5291).
+* v2, what matters close (1.25 m, 29,900 non-touching contacts at 10k): 602 / 13410; filtering robot-robot pairs
+  out 420 / 6350; 1/1 iterations 591 / 11803.
+* v2, re-making the two wheel fixtures every step (upstream does so for every wheel): 20931 / 256813, 21-26 µs per
+  body, 50 times the step (the simulator re-makes a wheel box only when its steering turned it, bodies.py).
+* v3 (pyb2d3 0.11.1, Box2D >= 3.1, built for SSE2: no AVX2 instruction in the wheel; 4 sub-steps), moving with 3
+  fixtures: no task system 173 / 5786, 2.2 times faster than v2 up to 2k bodies but no faster at 10k (5k: 1067);
+  its profile (10k) has 29 % of the samples on one load of a shape's type in the AABB update: by all appearances a
+  cache miss, the shapes of 10k bodies no longer in cache.
+  ``ThreadPool(1)`` is slower than none everywhere (386 / 10789); ``ThreadPool(2)`` takes 268 / 3137 µs of wall time
+  (5581 CPU) at 10k. Asleep: 0 µs without a pool. 1 sub-step instead of 4: 154 / 4412. Close: 272 / 6861, 201 / 4636
+  with the filter.
+* For the simulator (issue 35): ``bench_fleet.py --run`` with 10k small_robots spends 6.3 of its 9.3 ms step in
+  ``b2World.Step``, about "move-3" here (5.4 ms): that world has exactly 3 fixtures per robot, no contact, no joint,
+  and no fixture is made or destroyed while it runs, so Box2D does nothing there that we could leave out without
+  changing what it computes. Fewer fixtures (move-1: -2 ms at 10k) would change the robots' outline and mass
+  distribution; sleeping saves 97 % of a parked body, but the forces applied every step wake every vehicle (as
+  upstream's ``ApplyForceToCenter(wake=true)`` does), a body put to sleep loses its residual velocity, and the fleet
+  drives: neither is a safe cut. v3 would save about 2 ms of the 9.3 ms fleet step at 10k with 2 workers, nothing
+  single-threaded, more for fleets of 1-2k, and it simulates differently from v2 (soft-step solver), which the C++
+  reference trajectories come from.
 """
 
 from __future__ import annotations
