@@ -32,6 +32,9 @@ processes, 1k / 10k bodies; other people's jobs ran beside it, so expect ±30 %,
   times every island, and a body that touches nothing is an island of its own), 35 % fixture AABBs
   (``b2Fixture::Synchronize``, two ``ComputeAABB`` per fixture), 12 % broad-phase tree (moves, queries), 11 %
   islands, solver and TOI. pybox2d holds the GIL through ``Step``.
+* v2 and v3, turning at 0.25 rad/s as well (as ``bench_fleet.py``'s robots; measured later, on a busier machine,
+  beside move-3 of the same run): v2 497 / 7330 against 413 / 7137, v3 (no pool) 258 / 9088 against 187 / 6895: a
+  turning body's boxes leave their fattened AABBs sooner.
 * v2, what does not matter far apart: the robot-robot filter (5794 against 5385: Box2D filters a pair after finding
   it, and 8 m apart there are none), 1/1 iterations (5619: nothing to iterate without contacts), continuous collision
   off (5291).
@@ -91,7 +94,8 @@ class Case:
     name: str
     text: str
     fixtures: int = 3  # chassis, + left wheel, + right wheel
-    speed: float = SPEED  # m/s along +x, every body
+    speed: float = SPEED  # m/s along +x, every body (its centre of mass)
+    spin: float = 0.0  # rad/s, every body
     spacing: float = FAR  # m between neighbours
     sleep: bool = True  # bodies allowed to sleep
     no_robot_pairs: bool = False  # mask without the robots' category: they never collide with each other
@@ -108,6 +112,7 @@ CASES = [
     Case("move-1", "moving, chassis only (1 fixture)", fixtures=1),
     Case("move-2", "moving, chassis + 1 wheel", fixtures=2),
     Case("move-3", "moving, chassis + 2 wheels (small_robot)"),
+    Case("spin-3", "moving and turning 0.25 rad/s (as bench_fleet's robots)", spin=0.25),
     Case("move-3-nopairs", "moving, robots never collide with each other", no_robot_pairs=True),
     Case("close-3", f"moving, {CLOSE:g} m apart (broad-phase pairs)", spacing=CLOSE),
     Case("close-3-nopairs", f"moving, {CLOSE:g} m apart, robots never collide", spacing=CLOSE, no_robot_pairs=True),
@@ -144,6 +149,7 @@ class V2Scene:
                                    restitution=CHASSIS_RESTITUTION, **self.filt)
             self.wheels.append([self._wheel(b, side) for side in (1.0, -1.0)[:case.fixtures - 1]])
             b.linearVelocity = (case.speed, 0.0)
+            b.angularVelocity = case.spin
             self.bodies.append(b)
 
     def _wheel(self, body: Any, side: float) -> Any:
@@ -161,7 +167,8 @@ class V2Scene:
         self.world.Step(DT, self.case.vel_iters, self.case.pos_iters)
 
     def x0(self) -> float:
-        return float(self.bodies[0].position[0])
+        """x (m, world frame) of the first body's centre of mass."""
+        return float(self.bodies[0].worldCenter[0])
 
     def awake(self) -> int:
         return sum(b.awake for b in self.bodies)
@@ -195,6 +202,7 @@ class V3Scene:
         self.bodies = []
         for x, y in _grid(n, case.spacing):
             b = self.world.create_dynamic_body(position=(x, y), linear_velocity=(case.speed, 0.0),
+                                               angular_velocity=case.spin,
                                                enable_sleep=case.sleep)
             b.create_shape(chassis_def, chassis)
             for w in wheels:
@@ -205,7 +213,8 @@ class V3Scene:
         self.world.step(DT, self.case.substeps)
 
     def x0(self) -> float:
-        return float(self.bodies[0].position[0])
+        """x (m, world frame) of the first body's centre of mass."""
+        return float(self.bodies[0].world_center_of_mass()[0])
 
     def awake(self) -> int:
         return sum(b.awake for b in self.bodies)

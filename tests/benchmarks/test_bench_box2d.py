@@ -74,7 +74,8 @@ def test_close_robots_have_contacts_that_the_filter_removes():
     assert not any(c.touching for c in close.world.contacts)
     assert _stepped("close-3-nopairs", 200, 20).contacts() == 0
     assert _stepped("move-3", 200, 20).contacts() == 0  # 8 m apart: no pair at all
-    assert close.x0() == pytest.approx(0.5 * 20 * bench.DT, abs=1e-5)  # moved, nothing touched
+    moved = close.x0() - close.bodies[0].localCenter[0]  # the centre of mass started at x = localCenter
+    assert moved == pytest.approx(0.5 * 20 * bench.DT, abs=1e-5)  # nothing touched it
 
 
 def test_remade_wheels_keep_the_fixtures_and_the_mass():
@@ -98,3 +99,10 @@ def test_v3_without_pyb2d3_says_how_to_install_it():
     assert p.returncode == 2
     assert p.stderr == "pyb2d3 is not installed: pip install pyb2d3\n"
     assert p.stdout == ""
+
+
+def test_spinning_bodies_turn_about_their_centre_of_mass_while_it_moves_on():
+    scene = _stepped("spin-3", 3, 40)
+    body = scene.bodies[0]
+    assert body.angle == pytest.approx(0.25 * 40 * bench.DT, abs=1e-6)
+    assert scene.x0() - body.localCenter[0] == pytest.approx(0.5 * 40 * bench.DT, abs=1e-5)
