@@ -126,6 +126,7 @@ BY_NAME = {c.name: c for c in CASES}
 
 
 def _grid(n: int, spacing: float) -> list[tuple[float, float]]:
+    """Origins (m, world frame) of n bodies ``spacing`` m apart, :data:`PER_ROW` to a row along +x, rows along +y."""
     return [(spacing * (i % PER_ROW), spacing * (i // PER_ROW)) for i in range(n)]
 
 
@@ -159,6 +160,7 @@ class V2Scene:
                                          restitution=WHEEL_RESTITUTION, **self.filt)
 
     def step(self) -> None:
+        """One ``b2World.Step`` of :data:`DT` (after re-making the wheel fixtures, when the case says so)."""
         if self.case.remake_wheels:
             for b, fixtures in zip(self.bodies, self.wheels, strict=True):
                 for i, side in enumerate((1.0, -1.0)[:len(fixtures)]):
@@ -210,6 +212,7 @@ class V3Scene:
             self.bodies.append(b)
 
     def step(self) -> None:
+        """One v3 world step of :data:`DT` in the case's sub-steps."""
         self.world.step(DT, self.case.substeps)
 
     def x0(self) -> float:
