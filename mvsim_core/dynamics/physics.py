@@ -41,7 +41,13 @@ from mvsim_core.dynamics.blowups import SimulationError as SimulationError  # im
 from mvsim_core.dynamics.chassis_supports import ChassisSupports
 from mvsim_core.dynamics.faults import Blowup
 from mvsim_core.dynamics.friction.base import P_CRR, P_MU
-from mvsim_core.dynamics.vehicle_kernels import level_vehicles, post_update, vehicle_forces, vehicle_forces_threaded
+from mvsim_core.dynamics.vehicle_kernels import (
+    level_vehicles,
+    post_update,
+    post_update_threaded,
+    vehicle_forces,
+    vehicle_forces_threaded,
+)
 from mvsim_core.dynamics.wheels import WheelArrays
 from mvsim_core.errors import MvsimError
 from mvsim_core.threads import threaded, use_threads
@@ -79,8 +85,8 @@ class _LevelGround:
 
 
 THREADED_VEHICLES = 512
-"""Fleets of at least this many vehicles run the friction kernel on numba's threads (:mod:`mvsim_core.threads`): below
-it, handing the loop out costs more than the threads save."""
+"""Fleets of at least this many vehicles run the friction kernel and the post-step update on numba's threads
+(:mod:`mvsim_core.threads`): below it, handing the loop out costs more than the threads save."""
 
 SNAPSHOT_ARRAYS = ("state", "twist", "odometry", "odo_prev", "odo_mult", "z", "pitch", "roll", "forces", "com",
                    "faulty", "anim_poses", "_anim_awake", "_anim_stale", "_anim_change", "_dyn_xy")
@@ -538,8 +544,14 @@ class Physics:
         if self.vehicles:
             self.bodies.read_states_into(self.names, self.state)
         blown: list[Blowup] = []
-        if post_update(self.state, self.twist, self.odo_prev, self.odometry, self.odo_mult, w.omega, w.phi,
-                       w.vehicle, dt, RUNAWAY_SPEED, self.faulty):
+        if use_threads(len(self.names), THREADED_VEHICLES):
+            with threaded():
+                n_bad = post_update_threaded(self.state, self.twist, self.odo_prev, self.odometry, self.odo_mult,
+                                             w.omega, w.phi, w.start, dt, RUNAWAY_SPEED, self.faulty)
+        else:
+            n_bad = post_update(self.state, self.twist, self.odo_prev, self.odometry, self.odo_mult, w.omega, w.phi,
+                                w.vehicle, dt, RUNAWAY_SPEED, self.faulty)
+        if n_bad:
             blown = vehicle_blowups(self)
         for k in self._animated_list:
             self._roll_wheels(k)

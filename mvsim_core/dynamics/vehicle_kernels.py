@@ -182,6 +182,57 @@ def post_update(state: np.ndarray, twist: np.ndarray, prev: np.ndarray, odo: np.
     return n_bad
 
 
+@njit(cache=True, parallel=True)
+def post_update_threaded(state: np.ndarray, twist: np.ndarray, prev: np.ndarray, odo: np.ndarray, mult: np.ndarray,
+                         omega: np.ndarray, phi: np.ndarray, start: np.ndarray, dt: float, runaway: float,
+                         bad: np.ndarray) -> int:
+    """:func:`post_update` on numba's threads, vehicles shared among them (``prange``), each with its wheels
+    ``start[k]:start[k + 1]`` (:attr:`~mvsim_core.dynamics.wheels.WheelArrays.start`): the same arithmetic per
+    vehicle and wheel, so the results are bit-identical. Arguments and return as there (``start`` instead of
+    ``wveh``)."""
+    two_pi = 2.0 * math.pi
+    n_bad = 0
+    for k in prange(state.shape[0]):
+        for i in range(start[k], start[k + 1]):
+            if not math.isfinite(omega[i]):
+                bad[k] = True
+        if not bad[k]:
+            for j in range(6):
+                v = state[k, j]
+                if not math.isfinite(v) or (j >= 3 and abs(v) > runaway):
+                    bad[k] = True
+                    break
+        if bad[k]:
+            n_bad += 1
+            continue
+        a = state[k, 2]
+        c = math.cos(a)
+        s = math.sin(a)
+        twist[k, 0] = c * state[k, 3] + s * state[k, 4]
+        twist[k, 1] = -s * state[k, 3] + c * state[k, 4]
+        twist[k, 2] = state[k, 5]
+        dxw = state[k, 0] - prev[k, 0]
+        dyw = state[k, 1] - prev[k, 1]
+        cp = math.cos(prev[k, 2])
+        sp = math.sin(prev[k, 2])
+        dx = (cp * dxw + sp * dyw) * mult[k, 0]
+        dy = (-sp * dxw + cp * dyw) * mult[k, 1]
+        dyaw = ((a - prev[k, 2] + math.pi) % two_pi - math.pi) * mult[k, 2]
+        co = math.cos(odo[k, 2])
+        so = math.sin(odo[k, 2])
+        odo[k, 0] += co * dx - so * dy
+        odo[k, 1] += so * dx + co * dy
+        odo[k, 2] = (odo[k, 2] + dyaw + math.pi) % two_pi - math.pi
+        prev[k, 0] = state[k, 0]
+        prev[k, 1] = state[k, 1]
+        prev[k, 2] = a
+        for i in range(start[k], start[k + 1]):
+            phi[i] += omega[i] * dt
+            if abs(phi[i]) > 1e4:
+                phi[i] = math.copysign(abs(phi[i]) % two_pi, phi[i])
+    return n_bad
+
+
 @njit(cache=True)
 def _max_nan(a: float, b: float) -> float:
     """``max`` that returns NaN when either is NaN, as ``np.maximum`` does."""

@@ -1,5 +1,6 @@
-"""The threaded friction kernel (vehicle_forces_threaded) gives byte for byte what the one-thread kernel gives, on a
-random fleet of every friction model, and a fleet world steps bit-identically with MVSIM_THREADS=1 and =2."""
+"""The threaded friction kernel and post-step update (vehicle_forces_threaded, post_update_threaded) give byte for
+byte what the one-thread kernels give, on a random fleet of every friction model, and a fleet world steps
+bit-identically with MVSIM_THREADS=1 and =2."""
 
 from __future__ import annotations
 
@@ -17,7 +18,12 @@ from mvsim_core import threads
 from mvsim_core.dynamics import wheel_rows as wr
 from mvsim_core.dynamics.friction import DefaultFriction, EllipseFriction, FrictionModel, WardIagnemmaFriction
 from mvsim_core.dynamics.physics import THREADED_VEHICLES
-from mvsim_core.dynamics.vehicle_kernels import vehicle_forces, vehicle_forces_threaded
+from mvsim_core.dynamics.vehicle_kernels import (
+    post_update,
+    post_update_threaded,
+    vehicle_forces,
+    vehicle_forces_threaded,
+)
 
 REPO = Path(__file__).resolve().parents[3]
 SHARED = Path(os.environ.get("MVSIM_SHARED_DIR", REPO.parent / "shared"))
@@ -80,6 +86,37 @@ def test_the_threaded_friction_kernel_is_bit_identical(seed):
     assert np.isfinite(out1).all() and (out1[passive] == 0.0).all() and np.abs(out1).max() > 1.0
 
 
+def test_the_threaded_post_step_update_is_bit_identical():
+    rng = np.random.default_rng(4)
+    twist0, yaw, com, passive, veh, start, model, params, t = _fleet(2, 800)
+    v, n = twist0.shape[0], veh.shape[0]
+    state = np.column_stack([rng.uniform(-50, 50, (v, 2)), rng.uniform(-4, 4, v), rng.normal(0, 1, (v, 3))])
+    state[5, 4] = 1e9  # (runs away)
+    state[6, 0] = math.inf
+    omega = rng.normal(0.0, 20.0, n)
+    omega[start[7]] = math.nan  # (a wheel of vehicle 7 spins at NaN)
+    phi = rng.uniform(-1e4 - 10, 1e4 + 10, n)  # (some beyond the wrap)
+    prev = state[:, :3] + rng.normal(0, 0.01, (v, 3))
+    odo = rng.normal(0, 5, (v, 3))
+    mult = 1.0 + rng.normal(0, 0.02, (v, 3))
+    bad0 = rng.random(v) < 0.01
+    outs = []
+    for threaded in (False, True):
+        a = [state.copy(), np.zeros((v, 3)), prev.copy(), odo.copy(), mult, omega, phi.copy()]
+        bad = bad0.copy()
+        if threaded:
+            threads.set_threads(2)
+            with threads.threaded():
+                nb = post_update_threaded(*a, start, 0.005, 50.0, bad)
+        else:
+            nb = post_update(*a, veh, 0.005, 50.0, bad)
+        outs.append((nb, bad, a))
+    (n1, bad1, a1), (n2, bad2, a2) = outs
+    assert n1 == n2 == int(bad1.sum()) >= 3 and bad1[[5, 6, 7]].all() and (bad1 == bad2).all()
+    assert all(x.tobytes() == y.tobytes() for x, y in zip(a1, a2, strict=True))
+    assert (np.abs(a1[6]) <= 1e4 + 10).all() and not np.array_equal(a1[6], phi)
+
+
 STEP_FLEET = """
 import hashlib, sys
 sys.path.insert(0, {repo!r})
@@ -91,10 +128,11 @@ for i, v in enumerate(w.vehicles.values()):
 w.run(0.5)
 p = w.physics
 h = hashlib.sha256()
-for a in (p.state, p.twist, p.odometry, p.forces, p.wheels.table):
+for a in (p.state, p.twist, p.odometry, p.odo_prev, p.forces, p.wheels.table, p.wheels.phi):
     h.update(a.tobytes())
 import mvsim_core.dynamics.physics as ph
-print(len(w.vehicles), h.hexdigest(), len(getattr(ph.vehicle_forces_threaded, "signatures", ())))
+print(len(w.vehicles), h.hexdigest(), len(getattr(ph.vehicle_forces_threaded, "signatures", ())),
+      len(getattr(ph.post_update_threaded, "signatures", ())))
 """
 
 
@@ -115,5 +153,5 @@ def test_a_fleet_steps_bit_identically_on_one_and_two_threads(tmp_path):
         lines.append(p.stdout.split())
     # the same numbers; only the second process compiled (and so ran) the threaded kernel
     assert lines[0][0] == str(robots) and lines[0][:2] == lines[1][:2]
-    assert (lines[0][2], lines[1][2]) == ("0", "1")
+    assert (lines[0][2:], lines[1][2:]) == (["0", "0"], ["1", "1"])
     assert len(lines[0][1]) == len(hashlib.sha256().hexdigest())
