@@ -37,10 +37,11 @@ keeping the nearest hit, each test bounded by the nearest so far. Occupancy grid
 distance-field caster of :mod:`.grid`, started where the ray enters the cells' height band).
 
 Threads: :func:`trace_sensors_parallel` shares each sensor's rays among numba's threads (chunks of :data:`CHUNK`
-rays handed out one at a time). It is opt-in (``RaycastScene3D.parallel = True``): on the 2-core machine of this
-project a VLP-16 sweep over the benchmark terrain took 3.7–4.5 ms on 2 threads against 7.1 ms on one when the second
-core was free, but 8.0 ms when another process kept it busy; and numba's fallback threading layer (``workqueue``, used
-when neither TBB nor OpenMP is installed) aborts the process if two Python threads enter a threaded kernel at once.
+rays handed out one at a time), for casts of at least :data:`THREADED_RAYS_3D` rays when ``MVSIM_THREADS``
+(:mod:`mvsim_core.threads`; default: one per core) allows more than one thread; ``RaycastScene3D.parallel`` forces it
+on or off. On the 2-core machine of this project a VLP-16 sweep over the benchmark terrain took 3.7–4.5 ms on 2
+threads against 7.1 ms on one when the second core was free, but 8.0 ms when another process kept it busy
+(``MVSIM_THREADS=1`` is then the better setting).
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ from mvsim_core.sensors.raycast.solids import (
     hit_solid,
     place_solids,
 )
+from mvsim_core.threads import threaded, use_threads
 
 if TYPE_CHECKING:
     from mvsim_core.dynamics.physics import Physics
@@ -86,6 +88,9 @@ DEFAULT_INTENSITY = 1.0
 """Intensity of surfaces without a colour (the implicit floor, occupancy-grid cells)."""
 
 PLANE_COLS = 6  # x_min, x_max, y_min, y_max, z (m), intensity
+THREADED_RAYS_3D = 8192
+"""Casts of at least this many rays go to :func:`trace_sensors_parallel` by default (see the module docstring)."""
+
 CHUNK = 256
 """Rays per work item of the threaded kernel."""
 
@@ -354,12 +359,13 @@ class RaycastScene3D:
             an unbounded one. heightfields: the elevation maps. grids: one :class:`GridCaster` per occupancy grid.
         tab, verts: the solid table and prism vertices (static rows first, then moving ones).
         n_static: number of static solids. n_vehicles: vehicles in the physics order.
-        parallel: use :func:`trace_sensors_parallel` (numba's threads) instead of :func:`trace_sensors`; default
-            False (see the module docstring).
+        parallel: True: always :func:`trace_sensors_parallel` (numba's threads) when more than one thread is
+            allowed; False: always :func:`trace_sensors`; None (the default): threads for casts of at least
+            :data:`THREADED_RAYS_3D` rays (see the module docstring).
     """
 
     def __init__(self, world: WorldModel, physics: Physics | None = None, grids: list[GridCaster] | None = None,
-                 *, n_sectors: int = N_SECTORS, parallel: bool = False, embree: bool | None = None) -> None:
+                 *, n_sectors: int = N_SECTORS, parallel: bool | None = None, embree: bool | None = None) -> None:
         """Prepare the scene of ``world``; ``physics`` gives the live poses (None: the objects' declared poses).
         ``grids``: prepared casters of the world's occupancy grids (e.g. shared with the 2D scene), else built.
         ``embree``: static mesh models through Embree (default: :func:`~.embree_meshes.use_embree`)."""
@@ -569,18 +575,18 @@ class RaycastScene3D:
             self.planes[row, :4] = plane.rect
             self.planes[row, 4] = plane.z
         hf = self.heightfields
-        if self.parallel:
-            import numba  # (the threads are numba's: only scenes that use them import it)
-
-            parallel = numba.get_num_threads() > 1
+        if self.parallel is None:
+            parallel = use_threads(n, THREADED_RAYS_3D)
         else:
-            parallel = False
+            parallel = self.parallel and use_threads(n, 1)
         args = (origins, rotations, dir_start, dirs, reach, owner, self.planes, hf.meta, hf.levels, hf.heights,
                 hf.bounds, self.tab, self.verts, self.meshes.node_box, self.meshes.node_ref, self.meshes.tri,
                 self.n_sectors, out_t, out_i)
         if parallel:
-            with numba.parallel_chunksize(1):  # hand chunks out one by one: a thread slowed down by another
-                trace_sensors_parallel(*args)  # process on the same core does not hold the others up
+            import numba  # (the threads are numba's: only scenes that use them import it)
+
+            with threaded(), numba.parallel_chunksize(1):  # hand chunks out one by one: a thread slowed down by
+                trace_sensors_parallel(*args)              # another process on the same core holds nobody up
         else:
             trace_sensors(*args)
         if self.grids:

@@ -103,8 +103,16 @@ def test_one_cast_equals_testing_everything(tmp_path, seed):
     assert n_hit > 0.5 * len(dirs)
     assert np.all((inten > 0) == np.isfinite(got))
     # the threaded kernel agrees exactly
+    from mvsim_core import threads
+    from mvsim_core.sensors.raycast import rays3d
+
     scene.parallel = True
-    got2, inten2 = scene.cast(origins, rot, dirs, start, reach, owner)
+    threads.set_threads(2)
+    try:
+        got2, inten2 = scene.cast(origins, rot, dirs, start, reach, owner)
+    finally:
+        threads.set_threads(None)
+    assert len(getattr(rays3d.trace_sensors_parallel, "signatures", ())) >= 1
     np.testing.assert_array_equal(got, got2)
     np.testing.assert_array_equal(inten, inten2)
 

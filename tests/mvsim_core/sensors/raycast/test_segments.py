@@ -421,7 +421,7 @@ def test_a_fleet_cast_is_bit_identical_on_one_and_two_threads():
             results.append(o)
     finally:
         threads.set_threads(None)
-    assert len(getattr(sg.cast_segments_threaded, "signatures", ())) == 1  # (the threaded kernel ran)
+    assert len(getattr(sg.cast_segments_threaded, "signatures", ())) >= 1  # (the threaded kernel ran)
     assert results[0].tobytes() == results[1].tobytes()
     hit = results[0] < 12.0
     assert 0.3 < hit.mean() < 1.0
