@@ -50,7 +50,7 @@ from mvsim_core.dynamics.vehicle_kernels import (
 )
 from mvsim_core.dynamics.wheels import WheelArrays
 from mvsim_core.errors import MvsimError
-from mvsim_core.threads import threaded, use_threads
+from mvsim_core.threads import threaded, threads, use_threads
 
 if TYPE_CHECKING:
     from mvsim_core.dynamics.bodies import _RawBatch
@@ -130,6 +130,7 @@ class Physics:
         from mvsim_core.dynamics.terrain_obstacles import TerrainObstacles
         from mvsim_core.elements.property_region import PropertyRegion
 
+        threads()  # (a bad MVSIM_THREADS is said at the start, not at the first fleet-sized step)
         self.world = world
         self.gravity = float(world.params["gravity"])
         self.vel_iters = int(world.params["b2d_vel_iters"])

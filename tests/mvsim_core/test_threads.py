@@ -92,3 +92,13 @@ def test_a_threaded_kernel_is_compiled_alone_while_the_rest_stays_built():
     if not out["current"]:
         pytest.skip("the ahead-of-time build is not current (make setup builds it)")
     assert out == {"current": True, "before": "_LazyJit", "built": "builtin_function_or_method", "numba": False}
+
+
+def test_a_bad_setting_stops_mvsim_launch_at_the_start_with_exit_2():
+    env = {**os.environ, "MVSIM_THREADS": "zero", "MVSIM_OFFLINE": "1"}
+    r = subprocess.run([sys.executable, "-m", "mvsim_core.cli", "launch", "worlds/demo.world.xml", "--headless",
+                        "--no-server", "--realtime-factor", "0", "--duration", "0.1"], cwd=REPO, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().startswith("MVSIM_THREADS='zero': expected a whole number of threads >= 1 (e.g. "
+                                       "MVSIM_THREADS=2), or leave it unset for one per core (")
