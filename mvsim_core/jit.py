@@ -270,12 +270,19 @@ def aot_stale_modules() -> frozenset[str]:
     return _STALE if aot_active() else frozenset()
 
 
-def njit(func: Callable[..., Any] | None = None, **options: Any) -> Any:
+NEVER_BUILT: set[str] = set()
+"""Keys of the kernels declared with ``built=False``: the ahead-of-time build leaves them out."""
+
+
+def njit(func: Callable[..., Any] | None = None, *, built: bool = True, **options: Any) -> Any:
     """Declare a kernel (``@njit(cache=True)``, options as ``numba.njit``); see the module docstring for what the
-    name then holds."""
+    name then holds. ``built=False``: a kernel the ahead-of-time build cannot hold (its arguments have no type it can
+    export, e.g. numpy ``Generator`` objects); like a threaded one, it is a lazy JIT object in ``aot`` mode."""
 
     def declare(f: Callable[..., Any], _depth: int = 1) -> Any:
         key = f"{f.__module__}:{f.__name__}"
+        if not built:
+            NEVER_BUILT.add(key)
         kernel = Kernel(key, f, options, sys._getframe(_depth).f_globals.get("__name__", f.__module__))
         REGISTRY[key] = kernel
         if _AOT is None or _jit_on:
@@ -288,7 +295,7 @@ def njit(func: Callable[..., Any] | None = None, **options: Any) -> Any:
         module, meta = _AOT
         sig = meta["exports"].get(key)
         fn = getattr(module, export_name(key), None) if sig is not None else None
-        if fn is None and options.get("parallel"):  # (threaded kernels are never built: see mvsim_core.threads)
+        if fn is None and (options.get("parallel") or not built):  # (never built: see mvsim_core.threads)
             kernel.lazy = _LazyJit(kernel)
             _BOUND[id(kernel.lazy)] = kernel
             return kernel.lazy

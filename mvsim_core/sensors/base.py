@@ -33,7 +33,7 @@ import numpy as np
 from mvsim_core import arguments as arg
 from mvsim_core.memory_budget import budget_message, over_budget
 from mvsim_core.objects.visual import Visual, parse_visuals
-from mvsim_core.sensors import demand
+from mvsim_core.sensors import demand, stream_normals
 from mvsim_core.sensors.outputs import Output, OutputKind
 from mvsim_core.world_options import MIN_TIMESTEP
 from mvsim_core.xml.context import ParseContext
@@ -72,6 +72,13 @@ def own_normals(sensors: Sequence[Sensor], spans: Iterable[tuple[int, int]], n: 
     from its own generator (:attr:`Sensor.rng`), so that each sensor's draws do not depend on which others sample.
     With ``sigma`` (one per sensor), sensors whose σ is 0 draw nothing (their rays get 0)."""
     out = np.zeros(n) if sigma is not None else np.empty(n)
+    if len(sensors) >= stream_normals.BATCH:  # (a fleet's: one compiled call, the same numbers)
+        span = np.array(spans if isinstance(spans, Sequence) else list(spans), dtype=np.int64).reshape(-1, 2)
+        if len(span) != len(sensors):
+            raise ValueError(f"own_normals: {len(sensors)} sensors but {len(span)} spans")
+        draw = np.ones(len(sensors), dtype=np.bool_) if sigma is None else np.asarray(sigma, dtype=np.float64) > 0.0
+        stream_normals.draw_normals([s.stream() for s in sensors], span, draw, out)
+        return out
     for k, (s, (a, b)) in enumerate(zip(sensors, spans, strict=True)):
         if sigma is None or sigma[k] > 0.0:
             s.stream().standard_normal(out=out[a:b])
