@@ -1,8 +1,8 @@
 """The World: every object of a simulation, its clock and its step loop.
 
-One step, in upstream MVSim's order (reference §2.1), reads top to bottom in :meth:`World.step`: terrain →
-controllers → friction → Box2D → post-step → sensors due → loggers → step listeners. The physics stages live in
-:class:`~mvsim_core.dynamics.physics.Physics`, the sensors' timing in
+One step, in upstream MVSim's order (reference §2.1), reads top to bottom in :meth:`World._advance` (the body of
+:meth:`World.step`): terrain → controllers → friction → Box2D → post-step → sensors due → loggers → step listeners.
+The physics stages live in :class:`~mvsim_core.dynamics.physics.Physics`, the sensors' timing in
 :class:`~mvsim_core.sensors.scheduler.SensorScheduler`; the World calls them in that order and owns the clock.
 
 Simulation time is the only clock here: :meth:`World.run` advances as fast as the CPU allows; real-time pacing lives in
@@ -262,29 +262,41 @@ class World:
                 raise MvsimError("world.step() inside world.batch(): leave the batch first (the physics is rebuilt "
                                  "when it ends)")
             self.start()
-        with self.step_guard or nullcontext():
-            # read under the guard: a service thread may have just rebuilt the physics (objects spawned, removed)
-            if self._batch is not None:
-                raise MvsimError("world.step() inside world.batch(): leave the batch first (the physics is rebuilt "
-                                 "when it ends)")
-            physics, scheduler, dt = self._physics, self._scheduler, self._dt
-            if physics is None or scheduler is None or dt is None:  # reset in another thread meanwhile
-                raise MvsimError("the world stopped while a step waited for it")
-            t = self.time + dt  # the end of this step, as sensors and loggers stamp it
+        guard = self.step_guard
+        if guard is None:
+            self._advance()
+        else:
+            with guard:
+                self._advance()
+
+    def _advance(self) -> None:
+        """The step itself, under the step guard: the physics stages, then the sensors due, the loggers that record
+        and the step listeners. Stages with nothing to do in this world are not called (animate without animated
+        objects, the loggers while none records: both decided where they change, not here)."""
+        # read under the guard: a service thread may have just rebuilt the physics (objects spawned, removed)
+        if self._batch is not None:
+            raise MvsimError("world.step() inside world.batch(): leave the batch first (the physics is rebuilt "
+                             "when it ends)")
+        physics, scheduler, dt = self._physics, self._scheduler, self._dt
+        if physics is None or scheduler is None or dt is None:  # reset in another thread meanwhile
+            raise MvsimError("the world stopped while a step waited for it")
+        t = self.time + dt  # the end of this step, as sensors and loggers stamp it
+        if physics.animates:
             physics.animate(self.time, dt)  # keyframed blocks forced to their poses (kinematic bodies)
-            physics.fit_terrain()  # z, pitch, roll from the ground; slope gravity; terrain steps and grid walls
-            physics.run_controllers(dt)  # wheel torques and steering
-            physics.apply_friction(dt)  # wheel-ground forces summed into one force + torque per chassis
-            physics.box2d_step(dt)  # rigid bodies and contacts
-            blown = physics.post_step(dt)  # read back; ideal twists, wheel spin, odometry, collisions, block poses
-            if blown:
-                self._blown_up(blown, t)  # each reset and recorded; the others go on
-            scheduler.run(t)  # sensors due at t
+        physics.fit_terrain()  # z, pitch, roll from the ground; slope gravity; terrain steps and grid walls
+        physics.run_controllers(dt)  # wheel torques and steering
+        physics.apply_friction(dt)  # wheel-ground forces summed into one force + torque per chassis
+        physics.box2d_step(dt)  # rigid bodies and contacts
+        blown = physics.post_step(dt)  # read back; ideal twists, wheel spin, odometry, collisions, block poses
+        if blown:
+            self._blown_up(blown, t)  # each reset and recorded; the others go on
+        scheduler.run(t)  # sensors due at t
+        if self._recording.n:
             self._write_logs(t)  # CSV loggers that are recording
-            self._steps += 1
-            self.time = self._steps * dt
-            for listener in self.step_listeners:
-                listener(self)
+        self._steps += 1
+        self.time = self._steps * dt
+        for listener in self.step_listeners:
+            listener(self)
 
     def _blown_up(self, blown: list[Blowup], t: float) -> None:
         """After the physics put the objects that blew up back at their last finite poses, at rest: a vehicle's

@@ -105,6 +105,7 @@ class Physics:
     """
 
     # the animated objects (set by :func:`~mvsim_core.dynamics.animation.start_animations`)
+    animates: bool  # there is some: :meth:`animate` has work to do (fixed for the life of this physics)
     animated: list[str]  # names of the rows of anim_poses that have a kinematic body, in row order
     anim_poses: np.ndarray  # (A, 6) x, y, z (m), yaw, pitch, roll (rad) of every animated object (world frame)
     tracks: KeyframeTracks
@@ -204,8 +205,9 @@ class Physics:
 
     def _start_animations(self) -> None:
         """The objects whose pose is forced every step, each put where its track says now
-        (:func:`~mvsim_core.dynamics.animation.start_animations`)."""
+        (:func:`~mvsim_core.dynamics.animation.start_animations`); :attr:`animates` says whether there is any."""
         animation.start_animations(self)
+        self.animates = bool(self._anim_objs)
 
     def _settle_on_terrain(self) -> None:
         """Start every (adjustable) vehicle with the attitude of its wheel contacts
@@ -437,7 +439,7 @@ class Physics:
         is the same to the bit, without the queries."""
         w = self.wheels
         if w.n and self.flat_z is not None:
-            self.z[:] = self.flat_z
+            self.z.fill(self.flat_z)
         elif w.n:
             st = self.state
             level = self._on_level_ground()

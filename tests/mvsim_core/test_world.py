@@ -168,6 +168,34 @@ def test_step_order_listeners_see_sensors_and_clock_of_the_step(repo_dir):
     assert len(seen) == round(0.1 / w.timestep)
 
 
+def test_step_guard_holds_the_whole_step_and_can_come_and_go(tmp_path):
+    """A step guard set (or taken away) while running is entered once around each step, listeners included; a
+    step without one runs the same physics."""
+    (tmp_path / "w.xml").write_text('<mvsim_world version="1.0"><vehicle name="r"><dynamics class="differential">'
+                                    '<controller class="twist_pid"/></dynamics>'
+                                    '<init_pose>0 0 0</init_pose></vehicle></mvsim_world>')
+    worlds = [mv.load_world(tmp_path / "w.xml") for _ in range(2)]
+    events: list[str] = []
+
+    class Guard:
+        def __enter__(self) -> None:
+            events.append("enter")
+
+        def __exit__(self, *exc: object) -> None:
+            events.append("exit")
+
+    worlds[0].add_step_listener(lambda world: events.append("listener"))
+    for w in worlds:
+        w.vehicles["r"].set_twist(0.5, 0.0, 0.2)
+    for k in range(30):
+        worlds[0].step_guard = Guard() if 10 <= k < 20 else None
+        for w in worlds:
+            w.step()
+    assert events == ["listener"] * 10 + ["enter", "listener", "exit"] * 10 + ["listener"] * 10
+    assert worlds[0].vehicles["r"].pose == worlds[1].vehicles["r"].pose and worlds[0].vehicles["r"].pose[0] > 0
+    assert worlds[0].time == worlds[1].time == 30 * worlds[0].timestep
+
+
 def test_sensor_poses_compose_vehicle_and_mount(tmp_path):
     (tmp_path / "w.xml").write_text("""<mvsim_world version="1.0">
   <vehicle name="r1">

@@ -57,3 +57,21 @@ def test_a_world_step_leaves_the_block_where_its_track_says(tmp_path: Path) -> N
         w.step()
     assert w.blocks["mover"].pose[:2] == pytest.approx((4.0, 0.0), abs=1e-12)  # 1 s: halfway to +2 m
     assert w.blocks["ghost"].pose[:2] == pytest.approx((-4.0, 0.0), abs=1e-9)  # 1 s: its period, back at the start
+
+
+def test_stage_0_runs_only_in_a_world_with_animated_objects_and_a_spawn_brings_it_in(tmp_path: Path) -> None:
+    """World.step skips stage 0 when the physics has nothing animated (``Physics.animates``, decided at each
+    build); an animated block spawned while running makes the rebuilt physics animate it."""
+    p = tmp_path / "still.world.xml"
+    p.write_text(WORLD.replace("<animation", "<!--").replace("</animation>", "-->"))
+    w = mv.load_world(p).start()
+    assert w.physics.animates is False
+    w.run(0.1)
+    mover = WORLD[WORLD.index('<block name="mover">'):WORLD.index('<block name="ghost">')]
+    w.spawn(mover.replace('name="mover"', 'name="mover2"').replace("<init_pose>3 0 0", "<init_pose>-3 -3 0"))
+    assert w.physics.animates is True
+    for _ in range(200):  # 1 s after the spawn at t = 0.1 s: the track's time is the world's
+        w.step()
+    assert w.time == pytest.approx(1.1, abs=1e-12)
+    assert w.blocks["mover2"].pose[:2] == pytest.approx((-3.0 + 1.1, -3.0), abs=1e-9)
+    assert started(tmp_path).physics.animates is True
