@@ -424,6 +424,13 @@ class Bodies:
         else:
             out[:] = self.read_states(names)
 
+    def bind(self, names: Sequence[str], fx: np.ndarray, fy: np.ndarray, torque: np.ndarray,
+             states: np.ndarray) -> BoundBodies:
+        """:meth:`apply` of ``fx``, ``fy``, ``torque`` and :meth:`read_states_into` ``states`` for the bodies
+        ``names``, their lookups made once (:class:`BoundBodies`): what the physics calls every step for its
+        vehicles. The arrays are read (written) at each call, so they must stay the same objects."""
+        return BoundBodies(self, names, fx, fy, torque, states)
+
     def local_centers(self, names: Sequence[str]) -> np.ndarray:
         """Centre of mass of each named body in its own frame, n×2 (m) -- for torques about the COM."""
         return np.array([self._body(n).localCenter.tuple for n in names], dtype=np.float64).reshape(-1, 2)
@@ -673,6 +680,50 @@ class Bodies:
         flags = np.array(collision_flags_api(self.b2world, index, float(threshold)), dtype=np.bool_).reshape(-1)
         self.contact_hits = int(flags.sum())
         return flags
+
+
+class BoundBodies:
+    """:meth:`Bodies.apply` and :meth:`Bodies.read_states_into` for one fixed list of bodies and fixed arrays, with
+    the raw path's lookups (struct indices, views) bound once instead of at every call; the results are those of the
+    two methods, bit for bit (a call the raw kernel declines, or a world without the raw path, goes through them).
+
+    Valid for the life of its :class:`Bodies` (bodies are not destroyed while it lives: a spawn or a removal builds
+    new ones).
+
+    Args:
+        bodies: the Box2D side of the world. names: the bodies, in row order.
+        fx, fy, torque: (n,) float64: the force (N, world frame) at each centre of mass and the torque (N·m) that
+            :meth:`apply` adds. states: (n, 6) float64, C-contiguous: where :meth:`read_states` writes.
+    """
+
+    __slots__ = ("_bodies", "_names", "_fx", "_fy", "_torque", "_states", "_apply_args", "_read_args")
+
+    def __init__(self, bodies: Bodies, names: Sequence[str], fx: np.ndarray, fy: np.ndarray, torque: np.ndarray,
+                 states: np.ndarray) -> None:
+        self._bodies = bodies
+        self._names = tuple(names)
+        self._fx, self._fy, self._torque, self._states = fx, fy, torque, states
+        self._apply_args: tuple[Any, ...] | None = None
+        self._read_args: tuple[Any, ...] | None = None
+        if bodies.raw:
+            rb = bodies._raw_batch(self._names)
+            self._apply_args = (bodies._f32, bodies._i32, rb.base, rb.flag_idx, rb.dynamic, fx, fy, torque)
+            self._read_args = (bodies._f32, rb.read_idx, states)
+
+    def apply(self) -> None:
+        """:meth:`Bodies.apply` of the bound forces and torques (cleared by Box2D after each step)."""
+        args = self._apply_args
+        if args is not None and apply_raw(*args):  # all dynamic and awake: written straight into the structs
+            return
+        self._bodies.apply(self._names, self._fx, self._fy, self._torque)  # (apply_raw changed nothing)
+
+    def read_states(self) -> None:
+        """:meth:`Bodies.read_states_into` the bound states array."""
+        args = self._read_args
+        if args is not None:
+            read_raw_states(*args)
+        else:
+            self._bodies.read_states_into(self._names, self._states)
 
 
 def _per_body(n: int, *values: ArrayLike) -> list[np.ndarray]:

@@ -169,6 +169,8 @@ class Physics:
         self.twist = np.zeros((n, 3))
         self.forces = np.zeros((n, 3))
         self._force_columns = (self.forces[:, 0], self.forces[:, 1], self.forces[:, 2])  # views, made once
+        # the vehicles' bodies, their lookups made once: forces in (apply_friction), states out (post_step)
+        self._vehicle_bodies = self.bodies.bind(self.names, *self._force_columns, self.state)
         # controllers: the plain twist_pid ones run as one batch, the others one by one
         from mvsim_core.dynamics.controllers.twist_pid import DifferentialTwistPid
         from mvsim_core.dynamics.controllers.twist_pid_batch import TwistPidBatch
@@ -506,7 +508,7 @@ class Physics:
         else:
             vehicle_forces(self.twist, self.state[:, 2], self.com, self.passive, w.vehicle, w.model, w.params,
                            w.table, self.gravity, dt, self.forces, self.faulty)
-        self.bodies.apply(self.names, *self._force_columns)
+        self._vehicle_bodies.apply()  # self._force_columns into Box2D
 
     def box2d_step(self, dt: float) -> None:
         """Stage 4: Box2D integrates every body over ``dt`` seconds and resolves contacts."""
@@ -545,7 +547,7 @@ class Physics:
         if self._any_ideal:
             self._impose_ideal_twists()
         if self.vehicles:
-            self.bodies.read_states_into(self.names, self.state)
+            self._vehicle_bodies.read_states()  # into self.state
         blown: list[Blowup] = []
         if use_threads(len(self.names), THREADED_VEHICLES):
             with threaded():

@@ -426,3 +426,35 @@ def test_unknown_names_are_errors(load):
         b.read_states(["nope"])
     with pytest.raises(mv.MvsimError, match="no vehicle named"):
         b.set_wheel_yaws("b", [0.0])
+
+
+@pytest.mark.parametrize("raw", RAW_MODES)
+def test_bound_bodies_give_what_apply_and_read_states_into_give(load, raw):
+    """Bodies.bind (what the physics calls every step): forces in, states out, the same to the bit as
+    apply / read_states_into, with the arrays changed in place between calls, also when a body sleeps (the raw
+    kernel declines, the body is woken) or is static (it ignores the force)."""
+    xml = ('<vehicle name="v"><dynamics class="differential"/><init_pose>0 0 10</init_pose></vehicle>'
+           + block("b", 1.5, 0.2, mu=0.5) + block("s", 0, 3, extra="<static>true</static>"))
+    plain, bound = Bodies(load(xml), raw_access=raw), Bodies(load(xml), raw_access=raw)
+    names = ["v", "b"]
+    fx, fy, tq = np.zeros(2), np.zeros(2), np.zeros(2)
+    out = np.zeros((2, 6))
+    io = bound.bind(names, fx, fy, tq, out)
+    wall_out = np.zeros((1, 6))
+    wall = bound.bind(["s"], np.ones(1), np.ones(1), np.ones(1), wall_out)
+    for k in range(300):
+        if k == 150:  # asleep: apply must wake it in both
+            for b in (plain, bound):
+                b.block_bodies["b"].awake = False
+        fx[:], fy[:], tq[:] = (300.0, 10.0 * k), (20.0, 0.0), (5.0 * math.sin(k / 50), 0.0)
+        plain.apply(names, fx, fy, tq)
+        io.apply()
+        wall.apply()
+        plain.step(DT)
+        bound.step(DT)
+        io.read_states()
+        assert out.tolist() == plain.read_states(names).tolist(), k
+        assert bound.block_bodies["b"].awake
+    assert out[1, 0] > 1.6  # pushed by the vehicle
+    wall.read_states()
+    assert wall_out.tolist() == [[0.0, 3.0, 0.0, 0.0, 0.0, 0.0]]  # the static block stays put

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import mvsim_core as mv
+from mvsim_core.dynamics.bodies import BoundBodies
 from mvsim_core.dynamics.controllers import Twist2D
 from mvsim_core.dynamics.faults import KEEP, Fault
 from mvsim_core.dynamics.physics import SimulationError
@@ -107,7 +108,7 @@ def test_a_vehicle_with_nan_state_is_reset_and_the_others_go_on_bit_identically(
 
 
 def test_non_finite_friction_forces_never_reach_box2d_and_repeated_faults_are_logged_once_per_second(
-        tmp_path, caplog):
+        tmp_path, caplog, monkeypatch):
     w = world(tmp_path)
     drive_all(w)
     w.run(0.1)
@@ -116,13 +117,13 @@ def test_non_finite_friction_forces_never_reach_box2d_and_repeated_faults_are_lo
     a, b = ph.wheels.start[k], ph.wheels.start[k + 1]
     ph.wheels.params[a:b] = math.nan  # friction parameters gone bad: every step blows it up again
     applied: list[np.ndarray] = []
-    apply = ph.bodies.apply
+    apply = BoundBodies.apply
 
-    def recording_apply(names, fx, fy, tq):
-        applied.append(np.array([fx, fy, tq], dtype=float))
-        apply(names, fx, fy, tq)
+    def recording_apply(self: BoundBodies) -> None:  # the physics' forces as they go into Box2D: fx, fy, torque
+        applied.append(ph.forces.T.copy())
+        apply(self)
 
-    ph.bodies.apply = recording_apply  # type: ignore[method-assign]
+    monkeypatch.setattr(BoundBodies, "apply", recording_apply)
     caplog.set_level(logging.WARNING, logger="mvsim_core.faults")
     w.run(2.5)
     assert len(applied) == 500 and all(np.isfinite(f).all() for f in applied)
