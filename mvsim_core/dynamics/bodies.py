@@ -214,6 +214,7 @@ class Bodies:
         self._raw_batches: dict[tuple[str, ...], _RawBatch] = {}
         if self.raw:
             self._moving_raw = self._raw_batch(self.moving)
+            self._moving_xy = np.empty((len(self.moving), 2))  # update_grid_obstacles' positions, reused
         else:
             self._moving_batch = self._batch(self.moving)
         self._contact_names = [*self.vehicle_bodies, *self.block_bodies]
@@ -639,7 +640,11 @@ class Bodies:
         """
         if not self.grids or not self.moving:
             return
-        pos = self._positions()
+        if self.raw:  # into one array, reused (the grids keep no reference to it)
+            pos = self._moving_xy
+            read_raw_positions(self._f32, self._moving_raw.read_idx, pos)
+        else:
+            pos = self._positions()
         for g in self.grids:
             g.update(pos)
 

@@ -125,6 +125,7 @@ class GridObstacles:
     near: list[set[int]] = field(default_factory=list)  # per moving body: occupied cells in its neighbourhood
     refcount: dict[int, int] = field(default_factory=dict)  # cell -> number of bodies it is near
     fixtures: dict[int, Any] = field(default_factory=dict)
+    _scratch: np.ndarray | None = field(default=None, repr=False)  # (n, 2) int64 for update's cells, reused
 
     @classmethod
     def build(cls, b2world: Any, el: Any, radii: Sequence[float]) -> GridObstacles:
@@ -159,7 +160,9 @@ class GridObstacles:
     def update(self, pos: np.ndarray) -> None:
         """Make the obstacle fixtures match the neighbourhoods of the moving bodies at ``pos`` (n×2 origins, m, world
         frame, in the order of :meth:`build`'s ``radii``); see the module docstring."""
-        cells = np.empty((len(pos), 2), dtype=np.int64)
+        cells = self._scratch  # the cells of this call; they become last_cells when a body changed cell
+        if cells is None or len(cells) != len(pos):
+            cells = self._scratch = np.empty((len(pos), 2), dtype=np.int64)
         last = self.last_cells
         if last is None:
             body_cells(pos, self.x_min, self.y_min, self.resolution, cells, cells)
@@ -168,7 +171,7 @@ class GridObstacles:
             return
         else:
             moved = np.flatnonzero((cells != last).any(axis=1)).tolist()
-        self.last_cells = cells
+        self.last_cells, self._scratch = cells, last  # the old cells' array is the next call's scratch
         h = GRID_HALF_WIDTH * self.resolution
         for k in moved:
             stencil = self.stencils[k]

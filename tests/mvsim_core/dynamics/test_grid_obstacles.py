@@ -126,3 +126,34 @@ def test_a_body_deep_inside_a_solid_region_meets_no_buried_cell():
     assert g.near[0] == set()
     assert g.near[1] and all(k % 200 == 0 for k in g.near[1])  # column 0 only, the grid's edge
     assert len(g.body.fixtures) == len(g.near[1])
+
+
+def test_update_reuses_its_cell_arrays_and_keeps_what_it_saved():
+    """update() writes the bodies' cells into a reused array (no allocation per step): the cells kept are always
+    those of the last call that moved a body, a saved state never changes afterwards, and the fixtures are those of
+    a grid that saw only the calls that moved something."""
+    occ = np.zeros((20, 20))
+    occ[10, :] = 1.0
+    w = Box2D.b2World(gravity=(0, 0))
+    g = GridObstacles.build(w, grid_element(occ), [0.2, 0.2])
+    w_ref = Box2D.b2World(gravity=(0, 0))  # (kept: Box2D objects die with their b2World)
+    ref = GridObstacles.build(w_ref, grid_element(occ), [0.2, 0.2])
+    path = [[[2.0, 3.0], [2.6, 3.0]], [[2.1, 3.1], [2.6, 3.0]], [[2.6, 3.0], [2.6, 3.0]], [[0.0, -1.5], [2.6, 2.9]],
+            [[0.1, -1.4], [2.6, 2.9]], [[4.0, 3.0], [1.0, 3.2]]]
+    saved = []
+    for pos in path:
+        pos = np.array(pos)
+        before = None if g.last_cells is None else g.last_cells.copy()
+        g.update(pos)
+        want = np.floor((pos - (-1.0, -2.0)) / 0.5).astype(np.int64)
+        assert g.last_cells.tolist() == want.tolist()
+        if before is None or before.tolist() != want.tolist():
+            ref.update(pos)
+        assert set(g.fixtures) == set(ref.fixtures) and g.near == ref.near and g.refcount == ref.refcount
+        saved.append((g.save_state(), want.tolist()))
+    for state, cells in saved:
+        assert state["last_cells"].tolist() == cells
+    g.restore_state(saved[1][0])
+    g.update(np.array(path[2]))  # from the restored cells: one body moved
+    assert g.last_cells.tolist() == np.floor((np.array(path[2]) - (-1.0, -2.0)) / 0.5).astype(np.int64).tolist()
+    assert saved[1][0]["last_cells"].tolist() == saved[1][1]
