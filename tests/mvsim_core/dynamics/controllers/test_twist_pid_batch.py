@@ -37,3 +37,26 @@ def trajectory(tmp_path, dyn, monkeypatch, batched: bool):
 def test_batch_equals_scalar(tmp_path, monkeypatch):
     for dyn in ("differential", "differential_3_wheels", "differential_4_wheels"):
         assert trajectory(tmp_path, dyn, monkeypatch, True) == trajectory(tmp_path, dyn, monkeypatch, False), dyn
+
+
+def test_the_pid_state_names_are_views_of_the_kernels_array_and_a_snapshot_writes_through(tmp_path):
+    """integ, prev, out, slope (the snapshot's names) are rows of the one array the kernel reads: a restore written
+    into them is what the next steps use (the run continues bit for bit), and a member reset clears all four."""
+    (tmp_path / "w.xml").write_text(WORLD.format(dyn="differential_4_wheels"))
+    w = mv.load_world(tmp_path / "w.xml", seed=3).start()
+    batch = w.physics.pid_batch
+    assert batch is not None and batch.pid.shape == (4, 2, 2) and batch.wheel_map.shape == (8, 4)
+    assert all(a.base is batch.pid for a in (batch.integ, batch.prev, batch.out, batch.slope))
+    for v in w.vehicles.values():
+        v.set_twist(1.0, 0.0, 0.5)
+    w.run(0.5)
+    saved = w.snapshot()
+    state = batch.pid.copy()
+    w.run(0.5)
+    after = [v.pose for v in w.vehicles.values()]
+    w.restore(saved)
+    assert w.physics.pid_batch is batch and batch.pid.tolist() == state.tolist() and state[0].any()
+    w.run(0.5)
+    assert [v.pose for v in w.vehicles.values()] == after
+    batch.reset_member(1)
+    assert not batch.pid[:, 1].any() and batch.first[1].all() and batch.pid[:, 0].any()
