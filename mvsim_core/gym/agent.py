@@ -70,10 +70,12 @@ INF = np.float32(np.inf)
 @dataclass(frozen=True)
 class SensorView:
     """How a sensor with an output of one kind appears in observations: its space, and the array of an observation
-    (None: nothing measured yet)."""
+    (None: nothing measured yet); ``write`` puts that array into a given one of the space's shape and dtype (None:
+    :meth:`VehicleAgent.observe_into` copies what ``read`` makes)."""
 
     space: Callable[[Any], spaces.Box]
     read: Callable[[Any, Any], np.ndarray]
+    write: Callable[[Any, Any, np.ndarray], None] | None = None
 
 
 def _laser_space(s: Any) -> spaces.Box:
@@ -84,6 +86,13 @@ def _laser_read(s: Any, obs: Any) -> np.ndarray:
     if obs is None:
         return np.full(int(s.nrays), s.max_range, dtype=np.float32)
     return np.array(obs.ranges, dtype=np.float32)
+
+
+def _laser_write(s: Any, obs: Any, out: np.ndarray) -> None:
+    if obs is None:
+        out.fill(s.max_range)
+    else:
+        np.copyto(out, obs.ranges, casting="unsafe")
 
 
 def _lidar3d_space(s: Any) -> spaces.Box:
@@ -125,7 +134,7 @@ def _imu_read(s: Any, obs: Any) -> np.ndarray:
 
 
 SENSOR_VIEWS: dict[OutputKind, SensorView] = {
-    OutputKind.SCAN: SensorView(_laser_space, _laser_read),
+    OutputKind.SCAN: SensorView(_laser_space, _laser_read, _laser_write),
     OutputKind.POINT_CLOUD: SensorView(_lidar3d_space, _lidar3d_read),
     OutputKind.IMAGE: SensorView(_camera_space, _camera_read),
     OutputKind.IMU: SensorView(_imu_space, _imu_read),
@@ -298,6 +307,33 @@ class VehicleAgent:
                     ox, oy, oyaw = self.vehicle.odometry
                     out[key] = np.array([ox, oy, wrap_angle(oyaw), vel[0], vel[1]], dtype=np.float32)
         return out
+
+    def observe_into(self, out: dict[str, np.ndarray]) -> None:
+        """Write the observation now into ``out`` (key -> an array of the key's space: shape and dtype), in place:
+        the values :meth:`observe` returns, bit for bit, without making arrays where the view can write (batched
+        environments hand rows of their output arrays)."""
+        for key in self.keys:
+            dst = out[key]
+            sensor = self._sensors.get(key)
+            if sensor is not None:
+                view = self._views[key]
+                if view.write is not None:
+                    view.write(sensor, sensor.last, dst)
+                else:
+                    dst[...] = view.read(sensor, sensor.last)
+            elif key == "pose":
+                x, y, _, yaw, _, _ = self.vehicle.pose
+                dst[0], dst[1], dst[2] = x, y, wrap_angle(yaw)
+            else:
+                v, _, w = self.vehicle.odometry_velocity()
+                b = self._vel_bound
+                if key == "velocity":
+                    dst[0], dst[1] = v, w
+                    np.clip(dst, -b, b, out=dst)
+                else:
+                    ox, oy, oyaw = self.vehicle.odometry
+                    dst[0], dst[1], dst[2], dst[3], dst[4] = ox, oy, wrap_angle(oyaw), v, w
+                    np.clip(dst[3:], -b, b, out=dst[3:])
 
 
 def _action_kind(veh: Vehicle, action: str) -> str:

@@ -198,27 +198,58 @@ class MvsimEnv(gym.Env[dict[str, np.ndarray], np.ndarray]):
         return self._observe(), {"time": world.time}
 
     def step(self, action: np.ndarray) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
-        """Hold ``action`` for one control period; (observation, reward, terminated, truncated, info).
+        """Hold ``action`` for one control period; (observation, reward, terminated, truncated, info). The same as
+        :meth:`begin_step`, :meth:`advance`, then :meth:`end_step`.
+
+        Raises:
+            MvsimError: before the first :meth:`reset`; an action that is not two numbers.
+        """
+        self.begin_step(action)
+        self.advance()
+        return self.end_step()
+
+    def begin_step(self, action: np.ndarray) -> None:
+        """The first part of :meth:`step`: ``action`` becomes the vehicle's command and its collision flag is
+        cleared. A batched environment begins every copy's step, advances every copy (:meth:`advance`), then ends
+        each (:meth:`end_step`).
 
         Raises:
             MvsimError: before the first :meth:`reset`; an action that is not two numbers.
         """
         if not self._ready:
             raise MvsimError("call reset() before step(): the episode has not started")
-        world, agent = self.world, self.agent
-        agent.act(action)
-        agent.vehicle.had_collision = False
-        step = world.step
+        self.agent.act(action)
+        self.agent.vehicle.had_collision = False
+
+    def advance(self) -> None:
+        """The middle part of :meth:`step`: the world runs one control period (:attr:`substeps` physics steps)."""
+        step = self.world.step
         for _ in range(self.substeps):
             step()
+
+    def end_step(self, out: dict[str, np.ndarray] | None = None
+                 ) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+        """The last part of :meth:`step`: the observation, the task's reward and verdict, the time limit; what
+        :meth:`step` returns.
+
+        Args:
+            out: arrays (key -> an array of the key's space: shape and dtype) to write the observation into, in
+                place; it is then the observation returned. None: fresh arrays.
+        """
+        world, agent = self.world, self.agent
         self.episode_steps += 1
-        obs = self._observe()
-        out = self.task.evaluate(world, agent.name)
-        truncated = out.truncated or (not out.terminated and self.max_episode_steps is not None
-                                      and self.episode_steps >= self.max_episode_steps)
+        if out is None:
+            obs = self._observe()
+        else:
+            agent.observe_into(out)
+            self.task.observe_into(world, agent.name, out)
+            obs = out
+        outcome = self.task.evaluate(world, agent.name)
+        truncated = outcome.truncated or (not outcome.terminated and self.max_episode_steps is not None
+                                          and self.episode_steps >= self.max_episode_steps)
         if self.render_mode == "human":
             self.render()
-        return obs, out.reward, out.terminated, bool(truncated), {"time": world.time, **out.info}
+        return obs, outcome.reward, outcome.terminated, bool(truncated), {"time": world.time, **outcome.info}
 
     def render(self) -> np.ndarray | None:
         """The frame of ``rgb_array`` mode ((H, W, 3) uint8); None in ``human`` mode (drawn in the window) or without

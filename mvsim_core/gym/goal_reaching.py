@@ -155,11 +155,11 @@ class GoalReaching(Task):
         self.distances = {a: self._distance(world, a) for a in agents}
 
     def observe(self, world: World, agent: str) -> dict[str, np.ndarray]:
-        x, y, _, yaw, _, _ = world.vehicles[agent].pose
-        gx, gy = self.goals[agent]
-        c, s = math.cos(yaw), math.sin(yaw)
-        dx, dy, m = gx - x, gy - y, self._reach
-        return {"goal": np.array([min(max(c * dx + s * dy, -m), m), min(max(-s * dx + c * dy, -m), m)], np.float32)}
+        return {"goal": np.array(self._goal(world, agent), np.float32)}
+
+    def observe_into(self, world: World, agent: str, out: dict[str, np.ndarray]) -> None:
+        goal = out["goal"]
+        goal[0], goal[1] = self._goal(world, agent)
 
     def evaluate(self, world: World, agent: str) -> Outcome:
         d = self._distance(world, agent)
@@ -183,6 +183,15 @@ class GoalReaching(Task):
         self.distances = {a: float(d) for a, d in state["distances"].items()}
 
     # ------------------------------------------------------------------ helpers
+    def _goal(self, world: World, agent: str) -> tuple[float, float]:
+        """The goal in ``agent``'s vehicle frame (x ahead, y to the left; m), each component clipped to ± the
+        region's diagonal."""
+        x, y, _, yaw, _, _ = world.vehicles[agent].pose
+        gx, gy = self.goals[agent]
+        c, s = math.cos(yaw), math.sin(yaw)
+        dx, dy, m = gx - x, gy - y, self._reach
+        return min(max(c * dx + s * dy, -m), m), min(max(-s * dx + c * dy, -m), m)
+
     def _distance(self, world: World, agent: str) -> float:
         x, y, *_ = world.vehicles[agent].pose
         gx, gy = self.goals[agent]

@@ -7,7 +7,8 @@ A :class:`Task` sees the world and the names of the agents' vehicles; the enviro
     setup(world, agents)                 once, before the world starts (add markers, ...)
     observation_spaces(world, agent)     once per agent: the entries it adds to the observation dict
     reset(world, agents)                 at every episode, after the world went back to its start
-    observe(world, agent)                after the reset and after every step
+    observe(world, agent)                after the reset and after every step (or observe_into, the same
+                                         values written into given arrays, in batched environments)
     evaluate(world, agent)               after every step: an Outcome
 
 Randomness: a task draws from ``world.rng`` (the world's seeded generator) only, so that a seed given to
@@ -64,6 +65,12 @@ class Task:
     def observe(self, world: World, agent: str) -> dict[str, np.ndarray]:
         """``agent``'s entries of :meth:`observation_spaces` now."""
         return {}
+
+    def observe_into(self, world: World, agent: str, out: dict[str, np.ndarray]) -> None:
+        """Write :meth:`observe`'s entries into ``out`` (key -> an array of the entry's space), in place; override it
+        to write them without making arrays (the default copies what :meth:`observe` returns)."""
+        for key, value in self.observe(world, agent).items():
+            out[key][...] = value
 
     def evaluate(self, world: World, agent: str) -> Outcome:
         """``agent``'s outcome of the step that just ended (the vehicles' ``had_collision`` flags were cleared

@@ -242,3 +242,23 @@ def test_camera_observation_is_its_image(offscreen_gl):
     np.testing.assert_array_equal(obs["cam1"], cam.last.rgb)
     img = obs["cam1"].astype(int)
     assert (img[-1] == 200).all() and (img[0] != 200).all()  # floor below, background above
+
+
+def test_end_step_writes_into_given_arrays_what_step_returns(sensors_world):
+    """begin_step, advance and end_step(out) (what a batched environment calls) give step()'s results, the
+    observation written into the arrays handed (every kind: scan, IMU, 3D lidar, odometry, velocity, pose)."""
+    keys = ("scan", "imu", "velo", "odometry", "velocity", "pose")
+    plain, split = (MvsimEnv(sensors_world, observations=keys, task=CallableTask(reward=lambda w, a: w.time))
+                    for _ in range(2))
+    out = {k: np.full(s.shape, -7, s.dtype) for k, s in split.observation_space.spaces.items()}
+    held = {k: v for k, v in out.items()}
+    plain.reset(seed=4)
+    split.reset(seed=4)
+    for a in np.random.default_rng(0).uniform(-1, 1, (25, 2)):
+        obs, reward, terminated, truncated, info = plain.step(a)
+        split.begin_step(a)
+        split.advance()
+        got = split.end_step(out)
+        assert got[0] is out and all(out[k] is held[k] for k in out)  # written in place
+        assert same(obs, got[0]) and got[1:] == (reward, terminated, truncated, info)
+    assert obs["velo"].shape == (2, 8) and obs["imu"].shape == (6,) and obs["pose"][0] > 0.0
