@@ -10,6 +10,9 @@
   (a differential robot with a 2D lidar in a small room) and ``mvsim/GoalReachingAckermann-v0``.
 * :class:`~mvsim_core.gym.vector_env.MvsimVectorEnv` — copies of an environment stepped at once in this process and
   in worker processes (what ``gymnasium.make_vec`` makes for the registered ids).
+* :class:`~mvsim_core.gym.batched_env.MvsimBatchedVectorEnv` — copies of an MvsimEnv all in this process, stepped
+  in one pass, observations written straight into the batched arrays (``gymnasium.make_vec(id, n,
+  vector="batched")``).
 * :class:`~mvsim_core.gym.parallel_env.MvsimParallelEnv` — several vehicles of one world as the agents of a
   PettingZoo parallel environment.
 

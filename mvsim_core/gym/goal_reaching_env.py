@@ -34,6 +34,7 @@ from mvsim_core.gym.task import Task
 from mvsim_core.world import World
 
 if TYPE_CHECKING:
+    from mvsim_core.gym.batched_env import MvsimBatchedVectorEnv
     from mvsim_core.gym.vector_env import MvsimVectorEnv
 
 WORLDS = Path(__file__).parent / "worlds"
@@ -78,20 +79,55 @@ class GoalReachingEnv(MvsimEnv):
         super().__init__(**args)
 
 
-VECTOR_ARGS = ("processes", "share_main", "copy", "autoreset_mode", "context", "spin")
-"""Arguments of :func:`goal_reaching_vector_env` that go to the vector environment rather than to the copies."""
+VECTORS = ("processes", "batched")
+"""The vector environments :func:`goal_reaching_vector_env` makes: ``"processes"``, an
+:class:`~mvsim_core.gym.vector_env.MvsimVectorEnv` (copies spread over processes; its ``batched=True`` steps each
+process's share in one pass), and ``"batched"``, an :class:`~mvsim_core.gym.batched_env.MvsimBatchedVectorEnv` (all
+copies in this process, in one pass)."""
+
+VECTOR_ARGS: dict[str, tuple[str, ...]] = {
+    "processes": ("processes", "share_main", "copy", "autoreset_mode", "context", "spin", "batched",
+                  "max_episode_steps"),
+    "batched": ("copy", "autoreset_mode", "max_episode_steps"),
+}
+"""Vector environment -> the arguments of :func:`goal_reaching_vector_env` that go to it rather than to the copies.
+``max_episode_steps`` is the vector environment's, as ``gymnasium.make(id, max_episode_steps=)`` takes it for a
+``TimeLimit`` wrapper and not for the environment: the copies then are what ``gymnasium.make`` makes."""
 
 
-def goal_reaching_vector_env(num_envs: int = 1, **kwargs: Any) -> MvsimVectorEnv:
-    """``num_envs`` copies of :class:`GoalReachingEnv` as an :class:`~mvsim_core.gym.vector_env.MvsimVectorEnv`: what
-    ``gymnasium.make_vec("mvsim/GoalReaching-v0", num_envs)`` makes. ``kwargs``: the vector environment's own
-    (:data:`VECTOR_ARGS`) and the copies' (those of :class:`GoalReachingEnv`)."""
+def goal_reaching_vector_env(num_envs: int = 1, vector: str = "processes",
+                             **kwargs: Any) -> MvsimVectorEnv | MvsimBatchedVectorEnv:
+    """``num_envs`` copies of :class:`GoalReachingEnv` as a vector environment: what
+    ``gymnasium.make_vec("mvsim/GoalReaching-v0", num_envs, vector=...)`` makes.
+
+    Args:
+        num_envs: copies.
+        vector: ``"processes"`` (default) or ``"batched"`` (:data:`VECTORS`).
+        **kwargs: the vector environment's own arguments (:data:`VECTOR_ARGS`) and the copies' (those of
+            :class:`GoalReachingEnv`).
+
+    Raises:
+        MvsimError: an unknown ``vector``, an argument of the other vector environment, ``num_envs`` below 1.
+    """
     import functools
 
+    if vector not in VECTORS:
+        raise MvsimError(f"unknown vector={vector!r}; vector environments: {', '.join(map(repr, VECTORS))}")
+    other = sorted(set(VECTOR_ARGS["processes"]) - set(VECTOR_ARGS[vector]) & set(kwargs))
+    if other:
+        raise MvsimError(f"{', '.join(other)}: an argument of vector='processes', not of vector={vector!r}; drop it "
+                         f"or use vector='processes'")
+    if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+        raise MvsimError(f"num_envs must be a whole number of at least 1, got {num_envs!r}")
+    own = {k: kwargs.pop(k) for k in VECTOR_ARGS[vector] if k in kwargs}
+    fns = [functools.partial(GoalReachingEnv, **kwargs)] * num_envs
+    if vector == "batched":
+        from mvsim_core.gym.batched_env import MvsimBatchedVectorEnv
+
+        return MvsimBatchedVectorEnv(fns, **own)
     from mvsim_core.gym.vector_env import MvsimVectorEnv
 
-    own = {k: kwargs.pop(k) for k in VECTOR_ARGS if k in kwargs}
-    return MvsimVectorEnv([functools.partial(GoalReachingEnv, **kwargs)] * num_envs, **own)
+    return MvsimVectorEnv(fns, **own)
 
 
 def goal_reaching_parallel_env(world: str | Path | World | None = None, agents: list[str] | None = None, *,

@@ -22,6 +22,11 @@ What the copies see is the same as under ``SyncVectorEnv``: each copy is an ordi
 are batched the same way; the observations, rewards and infos are bit-identical to ``SyncVectorEnv``'s for the same
 seeds and actions (a test compares them).
 
+``batched=True`` makes each process step its share in one pass (:class:`~mvsim_core.gym.batched_env.CopyBatch`:
+every copy's command, every copy's world, the observations written straight into the shared arrays), the batched
+environment of :mod:`mvsim_core.gym.batched_env` spread over cores. ``max_episode_steps`` truncates as Gymnasium's
+``TimeLimit`` wrapper does (what ``gymnasium.make(..., max_episode_steps=)`` adds to a single environment).
+
 Errors: an exception raised by a copy in a worker is raised again here, with a note naming the copy; a worker that
 dies makes the call raise :class:`~mvsim_core.errors.MvsimError`. ``close()`` stops the workers (and is called when
 the object is collected).
@@ -49,6 +54,7 @@ from gymnasium.vector.utils import (
 )
 
 from mvsim_core.errors import MvsimError
+from mvsim_core.gym.batched_env import CopyBatch, autoreset_mode_of, episode_limit
 
 Info = dict[str, Any]
 
@@ -103,9 +109,12 @@ class _Share:
     """The copies ``lo .. lo + len(envs) - 1`` of a vector environment, in the process that steps them, and the
     batched arrays (all copies' rows) they read actions from and write results into."""
 
-    def __init__(self, envs: list[gym.Env[Any, Any]], lo: int, buffers: _Buffers, mode: AutoresetMode) -> None:
+    def __init__(self, envs: list[gym.Env[Any, Any]], lo: int, buffers: _Buffers, mode: AutoresetMode,
+                 max_episode_steps: int | None = None) -> None:
         self.envs, self.lo, self.buf, self.mode = envs, lo, buffers, mode
+        self.max_episode_steps = max_episode_steps
         self.autoreset = np.zeros(len(envs), dtype=np.bool_)
+        self.elapsed = [0] * len(envs)  # steps since each copy's reset, for max_episode_steps (TimeLimit's count)
 
     def reset(self, seeds: Sequence[int | None], options: dict[str, Any] | None, mask: np.ndarray | None
               ) -> list[tuple[int, Info]]:
@@ -119,26 +128,32 @@ class _Share:
             _put(b.obs_space, b.obs, i, obs)
             b.terminated[i] = b.truncated[i] = False
             self.autoreset[k] = False
+            self.elapsed[k] = 0
             out.append((i, info))
         return out
 
     def step(self) -> list[tuple[int, Info]]:
         """Step the copies with their rows of the shared actions, autoresetting as ``mode`` says; (index, info)."""
-        b, mode, out = self.buf, self.mode, []
+        b, mode, limit, out = self.buf, self.mode, self.max_episode_steps, []
         for k, env in enumerate(self.envs):
             i = self.lo + k
             if mode is AutoresetMode.NEXT_STEP and self.autoreset[k]:
                 obs, info = env.reset()
                 reward: SupportsFloat = 0.0
                 terminated, truncated = False, False
+                self.elapsed[k] = 0
             else:
                 if mode is AutoresetMode.DISABLED and self.autoreset[k]:
                     raise MvsimError(f"copy {i} ended its episode and autoreset_mode is DISABLED: reset it "
                                      f"(reset(options={{'reset_mask': ...}})) before stepping it again")
                 obs, reward, terminated, truncated, info = env.step(b.action(i))
+                self.elapsed[k] += 1
+                if limit is not None and self.elapsed[k] >= limit:
+                    truncated = True
                 if mode is AutoresetMode.SAME_STEP and (terminated or truncated):
                     final = {"final_obs": obs, "final_info": info}
                     obs, info = env.reset()
+                    self.elapsed[k] = 0
                     info = {**final, **info}  # the key order of SyncVectorEnv's infos
             _put(b.obs_space, b.obs, i, obs)
             b.rewards[i] = reward
@@ -257,7 +272,7 @@ def _acquire(sem: Any, spin: float, alive: Callable[[], bool]) -> None:
 
 def _worker(fns: list[CloudpickleWrapper[gym.Env[Any, Any]]], lo: int, link: _Link, parent_end: Any,
             spaces_: tuple[spaces.Space[Any], spaces.Space[Any]], n: int, raw: tuple[Any, Any, Any],
-            mode: AutoresetMode, spin: float) -> None:
+            plan: _Plan, spin: float) -> None:
     """A worker process: make its copies, then do what the main process asks until ``close``."""
     parent_end.close()
     conn, parent = link.conn, os.getppid()
@@ -265,7 +280,7 @@ def _worker(fns: list[CloudpickleWrapper[gym.Env[Any, Any]]], lo: int, link: _Li
     def alive() -> bool:
         return os.getppid() == parent
 
-    share = None
+    share: _Share | CopyBatch | None = None
     try:
         try:
             envs = [fn() for fn in fns]
@@ -273,7 +288,7 @@ def _worker(fns: list[CloudpickleWrapper[gym.Env[Any, Any]]], lo: int, link: _Li
                 if env.observation_space != spaces_[0] or env.action_space != spaces_[1]:
                     raise MvsimError(f"copy {lo + k} has other observation or action spaces than copy 0; the copies "
                                      f"of a vector environment must have the same")
-            share = _Share(envs, lo, _Buffers(spaces_[0], spaces_[1], n, raw=raw), mode)
+            share = plan.share(envs, lo, _Buffers(spaces_[0], spaces_[1], n, raw=raw))
             conn.send(("ok", None))
         except Exception as e:  # noqa: BLE001 - reported to the main process, which raises it
             _send_error(conn, e)
@@ -330,6 +345,21 @@ def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """How each process steps its copies: the autoreset mode, the time limit, one by one or in one pass."""
+
+    mode: AutoresetMode
+    max_episode_steps: int | None
+    batched: bool
+
+    def share(self, envs: list[gym.Env[Any, Any]], lo: int, buffers: _Buffers) -> _Share | CopyBatch:
+        """The stepper of copies ``lo ..`` (``envs``) on ``buffers``."""
+        if self.batched:
+            return CopyBatch(envs, lo, buffers, self.mode, self.max_episode_steps)
+        return _Share(envs, lo, buffers, self.mode, self.max_episode_steps)
+
+
 @dataclass
 class _Worker:
     """A worker process as the main process sees it: the process, its link, and its copies ``lo .. hi - 1``."""
@@ -358,20 +388,27 @@ class MvsimVectorEnv(VectorEnv[Any, Any, Any]):
             overwritten by the next call).
         autoreset_mode: Gymnasium's autoreset mode (``NEXT_STEP`` by default).
         context: the multiprocessing start method of the workers (default: the platform's).
+        batched: each process steps its share in one pass (a
+            :class:`~mvsim_core.gym.batched_env.CopyBatch`: every copy's command, every copy's world, then the
+            observations written into the shared arrays); the copies must then be unwrapped
+            :class:`~mvsim_core.gym.env.MvsimEnv`. False: each copy's ``step()`` in turn, any environment.
+        max_episode_steps: truncate each copy's episodes after this many steps, as the ``TimeLimit`` wrapper of
+            ``gymnasium.make(..., max_episode_steps=)`` does (None: only the copies' own limits).
 
     Attributes:
-        processes: processes stepping copies. share_main: as given. shares: (first copy, number of copies) of each
-            process, this one first when ``share_main``.
+        processes: processes stepping copies. share_main, batched: as given. shares: (first copy, number of copies)
+            of each process, this one first when ``share_main``.
 
     Raises:
-        MvsimError: no copies, a bad ``processes``, spaces that cannot be shared or that differ between copies; what
+        MvsimError: no copies, a bad ``processes``, ``autoreset_mode`` or ``max_episode_steps``, spaces that cannot
+            be shared or that differ between copies, a copy that is not an unwrapped MvsimEnv with ``batched``; what
             making a copy raised, in whichever process it was made.
     """
 
     def __init__(self, env_fns: Sequence[Callable[[], gym.Env[Any, Any]]], *, processes: int | None = None,
                  share_main: bool = True, copy: bool = True,
                  autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP, context: str | None = None,
-                 spin: float | None = None) -> None:
+                 spin: float | None = None, batched: bool = False, max_episode_steps: int | None = None) -> None:
         super().__init__()
         n = len(env_fns)
         if n < 1:
@@ -383,8 +420,9 @@ class MvsimVectorEnv(VectorEnv[Any, Any, Any]):
         processes = min(int(processes), n)
         self.num_envs = n
         self.copy = copy
-        self.autoreset_mode = autoreset_mode if isinstance(autoreset_mode, AutoresetMode) \
-            else AutoresetMode(autoreset_mode)
+        self.autoreset_mode = autoreset_mode_of(autoreset_mode)
+        self.batched = bool(batched)
+        plan = _Plan(self.autoreset_mode, episode_limit(max_episode_steps), self.batched)
         self.share_main = share_main
         if spin is None:  # spin where each process stepping copies has a core to itself
             spin = 0.002 if min(int(processes), n) <= _cores() else 0.0
@@ -419,7 +457,12 @@ class MvsimVectorEnv(VectorEnv[Any, Any, Any]):
 
         ctx: Any = mp.get_context(context)
         self._buf = _Buffers(self.single_observation_space, self.single_action_space, n, ctx)
-        self._local = _Share(local, 0, self._buf, self.autoreset_mode)
+        try:
+            self._local = plan.share(local, 0, self._buf)
+        except BaseException:
+            for e in local:
+                e.close()
+            raise
         spaces_ = (self.single_observation_space, self.single_action_space)
         try:
             for lo, size in self.shares[1 if share_main else 0:]:
@@ -427,8 +470,7 @@ class MvsimVectorEnv(VectorEnv[Any, Any, Any]):
                 parent, link.conn = ctx.Pipe()
                 fns = [CloudpickleWrapper(fn) for fn in env_fns[lo:lo + size]]
                 proc = ctx.Process(target=_worker, name=f"mvsim-vector-{lo}", daemon=True,
-                                   args=(fns, lo, link, parent, spaces_, n, self._buf.raw, self.autoreset_mode,
-                                         self.spin))
+                                   args=(fns, lo, link, parent, spaces_, n, self._buf.raw, plan, self.spin))
                 proc.start()
                 link.conn.close()
                 link.conn = parent
