@@ -207,6 +207,7 @@ class VehicleAgent:
         self._high = (float(self.high[0]), float(self.high[1]))
         omega = lim.max_omega if math.isfinite(lim.max_omega) else lim.max_speed / MIN_TURN_RADIUS
         self._vel_bound = (VELOCITY_MARGIN * np.array([lim.max_speed, omega])).astype(np.float32)
+        self._vel_limits = (float(self._vel_bound[0]), float(self._vel_bound[1]))
         self._sensors: dict[str, Sensor] = {}
         self._views: dict[str, SensorView] = {}
         self.keys = list(observations) if observations is not None else self._default_keys()
@@ -324,16 +325,15 @@ class VehicleAgent:
             elif key == "pose":
                 x, y, _, yaw, _, _ = self.vehicle.pose
                 dst[0], dst[1], dst[2] = x, y, wrap_angle(yaw)
-            else:
+            else:  # clipped to the float32 bounds before the cast to float32: the same as after it (exact bounds)
                 v, _, w = self.vehicle.odometry_velocity()
-                b = self._vel_bound
+                bv, bw = self._vel_limits
+                v, w = min(max(v, -bv), bv), min(max(w, -bw), bw)
                 if key == "velocity":
                     dst[0], dst[1] = v, w
-                    np.clip(dst, -b, b, out=dst)
                 else:
                     ox, oy, oyaw = self.vehicle.odometry
                     dst[0], dst[1], dst[2], dst[3], dst[4] = ox, oy, wrap_angle(oyaw), v, w
-                    np.clip(dst[3:], -b, b, out=dst[3:])
 
 
 def _action_kind(veh: Vehicle, action: str) -> str:

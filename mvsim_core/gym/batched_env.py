@@ -44,6 +44,9 @@ from mvsim_core.gym.env import MvsimEnv
 
 Info = dict[str, Any]
 Obs = dict[str, np.ndarray]
+_PLAIN = (int, float, bool)
+"""The types of info values batched column by column (``VectorEnv._add_info`` makes arrays of ``dtype=type(value)``
+for them)."""
 
 
 class BatchArrays(Protocol):
@@ -304,9 +307,7 @@ class MvsimBatchedVectorEnv(VectorEnv[Any, Any, Any]):
                              f"shape {acts.shape}")
         a = self._arrays
         a.actions = acts
-        infos: dict[str, Any] = {}
-        for i, info in self._batch.step():
-            infos = self._add_info(infos, info, i)
+        infos = self._batched_infos(self._batch.step())
         return self._observations(), a.rewards.copy(), a.terminated.copy(), a.truncated.copy(), infos
 
     def render(self) -> tuple[Any, ...]:
@@ -346,6 +347,25 @@ class MvsimBatchedVectorEnv(VectorEnv[Any, Any, Any]):
     def _open(self) -> None:
         if self.closed:
             raise MvsimError("the vector environment is closed")
+
+    def _batched_infos(self, results: list[tuple[int, Info]]) -> dict[str, Any]:
+        """The infos of ``results`` (every copy's (row, info), in row order) batched as ``VectorEnv._add_info`` one
+        copy after the other batches them: column by column where every copy's info has the same keys, each with
+        values of one type, int, float or bool (a step without resets), else through ``_add_info``."""
+        n = self.num_envs
+        first = results[0][1]
+        keys, types = tuple(first), [type(v) for v in first.values()]
+        if len(results) != n or not all(t in _PLAIN for t in types) or any(
+                tuple(info) != keys or [type(v) for v in info.values()] != types for _, info in results):
+            infos: dict[str, Any] = {}
+            for i, info in results:
+                infos = self._add_info(infos, info, i)
+            return infos
+        out: dict[str, Any] = {}
+        for key, t in zip(first, types, strict=True):
+            out[key] = np.array([info[key] for _, info in results], dtype=t)
+            out[f"_{key}"] = np.ones(n, dtype=np.bool_)
+        return out
 
     def _observations(self) -> Obs:
         obs = self._arrays.obs
