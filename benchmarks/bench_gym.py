@@ -21,6 +21,15 @@ Cases, each in a fresh process (load, numba kernels and 200 steps of warm-up out
 * twin processes: the machine's own ceiling for two processes: one process steps a single environment in blocks of 200
   steps, alone and with a forked twin stepping another at the same time (10 blocks each, alternating): the two
   processes' rates together over the rate alone;
+* vec64 batched, vec64 processes x2 (+ batched), vec64 sync: 64 copies as an ``MvsimBatchedVectorEnv``
+  (``make_vec(ENV_ID, 64, vector="batched")``: all in this process, one pass), as an ``MvsimVectorEnv`` of 2 processes
+  stepping their 32 copies one by one, and in one pass each (``batched=True``), and as Gymnasium's ``SyncVectorEnv``;
+  seeded random actions (collisions: resets counted in, by next-step autoreset); 20 steps of warm-up, then env steps
+  of all copies per second of ``step()`` time; for the batched one, the share of that time inside the copies' worlds
+  (``MvsimEnv.advance``: the 20 physics steps with the lidar), the rest being commands, observations, task and infos;
+* vec64 batched / sync, interleaved: one process holding both, stepping them in alternate blocks of 20 steps (5
+  blocks each, the same actions): the ratio of their rates, with the machine's changing load met alike by both (the
+  table gives the median over the fresh processes);
 * batched potential: N robots in N copies of the room side by side, one world (one process): robot steps per second,
   what a native batched environment could reach;
 * import: ``python -X importtime -c "import mvsim_core"`` (bytecode cached): the total, and the share of
@@ -310,6 +319,85 @@ def case_batched(steps: int, copies: int) -> dict:
     return {"rate": copies * steps / wall}
 
 
+def case_vec64(steps: int, kind: str) -> dict:
+    """64 copies in one of the vector environments (see the module docstring)."""
+    import functools
+
+    import gymnasium as gym
+    import numpy as np
+
+    import mvsim_core  # noqa: F401
+    from mvsim_core.gym.env import MvsimEnv
+
+    n = 64
+    if kind == "batched":
+        venv = gym.make_vec(ENV_ID, num_envs=n, vector="batched")
+    elif kind == "sync":
+        venv = gym.vector.SyncVectorEnv([functools.partial(gym.make, ENV_ID)] * n)
+    else:
+        venv = gym.make_vec(ENV_ID, num_envs=n, processes=2, batched=kind == "processes2_batched")
+    acts = np.random.default_rng(0).uniform(-1, 1, (64, n, 2)).astype(np.float32)
+    venv.reset(seed=1000)
+    for k in range(20):
+        venv.step(acts[k % 64])
+    timed = max(40, steps // 20)
+
+    def run(count: int) -> float:
+        t0 = time.perf_counter()
+        for k in range(count):
+            venv.step(acts[k % 64])
+        return time.perf_counter() - t0
+
+    wall = run(timed)
+    out = {"rate": n * timed / wall}
+    if kind == "batched":  # where the time goes: the copies' worlds against the rest
+        inside = [0.0]
+        plain = MvsimEnv.advance
+
+        def advance(self: MvsimEnv) -> None:
+            t0 = time.perf_counter()
+            plain(self)
+            inside[0] += time.perf_counter() - t0
+
+        MvsimEnv.advance = advance  # type: ignore[method-assign]
+        total = run(timed)
+        MvsimEnv.advance = plain  # type: ignore[method-assign]
+        out["world_share"] = inside[0] / total
+        out["us_other"] = 1e6 * (total - inside[0]) / (n * timed)
+    venv.close()
+    return out
+
+
+def case_vec64_interleaved(steps: int) -> dict:
+    """MvsimBatchedVectorEnv against SyncVectorEnv, 64 copies each, in alternate blocks within one process."""
+    import functools
+
+    import gymnasium as gym
+    import numpy as np
+
+    import mvsim_core  # noqa: F401
+
+    n = 64
+    batched = gym.make_vec(ENV_ID, num_envs=n, vector="batched")
+    sync = gym.vector.SyncVectorEnv([functools.partial(gym.make, ENV_ID)] * n)
+    acts = np.random.default_rng(0).uniform(-1, 1, (64, n, 2)).astype(np.float32)
+    spent = {}
+    for venv in (batched, sync):
+        venv.reset(seed=1000)
+        for k in range(20):
+            venv.step(acts[k])
+        spent[id(venv)] = 0.0
+    for block in range(5):
+        for venv in (batched, sync):
+            t0 = time.perf_counter()
+            for k in range(20):
+                venv.step(acts[(20 * block + k) % 64])
+            spent[id(venv)] += time.perf_counter() - t0
+    batched.close()
+    sync.close()
+    return {"ratio": spent[id(sync)] / spent[id(batched)]}
+
+
 def case_import() -> dict:
     """Import times (ms, best of 5 fresh interpreters)."""
 
@@ -347,6 +435,11 @@ CASES = {
     "mvsim2": lambda n: case_vector(n, "mvsim"),
     "interleaved": lambda n: case_interleaved(n),
     "twins": lambda n: case_twins(n),
+    "vec64_batched": lambda n: case_vec64(n, "batched"),
+    "vec64_processes2": lambda n: case_vec64(n, "processes2"),
+    "vec64_processes2_batched": lambda n: case_vec64(n, "processes2_batched"),
+    "vec64_sync": lambda n: case_vec64(n, "sync"),
+    "vec64_interleaved": lambda n: case_vec64_interleaved(n),
     "batched4": lambda n: case_batched(n, 4),
     "batched16": lambda n: case_batched(n, 16),
 }
@@ -393,6 +486,17 @@ def main() -> None:
     print(f"| two processes, each a single env, at once | | together {statistics.median(twins):.2f}x one alone "
           f"(median; "
           f"{', '.join(f'{r:.2f}' for r in twins)}): this machine's ceiling for x2 |")
+    b64 = max(res["vec64_batched"], key=lambda r: r["rate"])
+    print(f"| 64 copies, MvsimBatchedVectorEnv (make_vec vector='batched') | {best['vec64_batched']:.0f} | one "
+          f"process; {100 * b64['world_share']:.0f} % of step() inside the copies' worlds, the rest "
+          f"{b64['us_other']:.0f} us per copy |")
+    print(f"| 64 copies, MvsimVectorEnv, 2 processes | {best['vec64_processes2']:.0f} | copies one by one |")
+    print(f"| 64 copies, MvsimVectorEnv, 2 processes, batched=True | {best['vec64_processes2_batched']:.0f} | "
+          f"each process's 32 in one pass |")
+    print(f"| 64 copies, SyncVectorEnv | {best['vec64_sync']:.0f} | Gymnasium's, for comparison |")
+    r64 = sorted(r["ratio"] for r in res["vec64_interleaved"])
+    print(f"| 64 copies, batched / sync interleaved in one process | | batched {statistics.median(r64):.2f}x sync "
+          f"(median; {', '.join(f'{r:.2f}' for r in r64)}) |")
     print(f"| batched potential, 4 robots in one world | {best['batched4']:.0f} | robot steps/s, "
           f"{best['batched4'] / best['engine']:.2f}x engine |")
     print(f"| batched potential, 16 robots in one world | {best['batched16']:.0f} | robot steps/s, "
