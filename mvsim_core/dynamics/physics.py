@@ -84,9 +84,10 @@ class _LevelGround:
     count: int = 0
 
 
-THREADED_VEHICLES = 512
+THREADED_VEHICLES = 4096
 """Fleets of at least this many vehicles run the friction kernel and the post-step update on numba's threads
-(:mod:`mvsim_core.threads`): below it, handing the loop out costs more than the threads save."""
+(:mod:`mvsim_core.threads`): below it, handing the loop out costs more than the threads save (1,000 robots: the
+friction kernel took 0.16 ms on two threads against 0.09 ms on one; 10,000: 8.0 against 8.5 ms per step)."""
 
 SNAPSHOT_ARRAYS = ("state", "twist", "odometry", "odo_prev", "odo_mult", "z", "pitch", "roll", "forces", "com",
                    "faulty", "anim_poses", "_anim_awake", "_anim_stale", "_anim_change", "_dyn_xy")
