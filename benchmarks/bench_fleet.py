@@ -263,7 +263,8 @@ def plot_scaling(results: list[dict], path: Path) -> None:
     for key in sorted({(r["sensors"], r["threads"]) for r in results}):
         rows = sorted((r["robots"], r["rate"]) for r in results if (r["sensors"], r["threads"]) == key)
         sensors, threads = key
-        label = f"{'no sensors' if sensors == 'none' else f'{RUN_RAYS}-ray lidar each'}, {threads} thread(s)"
+        label = (f"{'no sensors' if sensors == 'none' else f'{RUN_RAYS}-ray lidar each'}, "
+                 f"{threads} thread{'' if threads == 1 else 's'}")
         ax.plot([n for n, _ in rows], [v for _, v in rows], "o-" if sensors == "none" else "s--", label=label)
     ax.axhline(1.0, color="grey", lw=0.8, ls=":")
     ax.text(1.0, 1.0, " real time", va="bottom", color="grey", fontsize=8)
