@@ -13,11 +13,12 @@ its own threshold (:func:`use_threads`): below that, handing the loop to threads
 use of a threaded kernel compiles it with numba's JIT (seconds; numba's cache serves later processes); the other
 kernels stay on the built code.
 
-Threaded kernels are entered under one process-wide lock (:func:`threaded`): numba's fallback threading layer
-(``workqueue``, used when neither OpenMP nor TBB is available) aborts the process when two Python threads enter a
-threaded kernel at once. Unless the environment sets ``OMP_WAIT_POLICY``, the first threaded call sets it to
-``PASSIVE``: OpenMP's idle threads then sleep instead of spinning on a core that a second simulation on the machine
-needs (spinning made a 10,000-robot step three times slower when the other core was busy).
+numba's threads come from its ``workqueue`` layer (:data:`LAYER`) unless ``NUMBA_THREADING_LAYER`` says otherwise:
+GNU OpenMP, numba's usual choice, terminates a forked child that runs a threaded kernel after its parent did
+(Gymnasium's ``AsyncVectorEnv``, ``multiprocessing`` and the fuzzer fork), and its idle threads spin on a core that a
+second simulation on the machine needs (a 10,000-robot step ran three times slower so). ``workqueue`` forks safely
+and sleeps between kernels; it must not be entered by two Python threads at once, so threaded kernels are entered
+under one process-wide lock (:func:`threaded`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ from contextlib import contextmanager
 from mvsim_core.errors import MvsimError
 
 ENV = "MVSIM_THREADS"
+ENV_LAYER = "NUMBA_THREADING_LAYER"
+LAYER = "workqueue"
+"""numba's threading layer for the threaded kernels, unless ``NUMBA_THREADING_LAYER`` is set (module docstring)."""
 
 _threads: int | None = None
 _lock = threading.Lock()
@@ -93,12 +97,11 @@ def use_threads(work: int, threshold: int) -> bool:
 def threaded() -> Iterator[int]:
     """Around a call of a threaded kernel: holds the process-wide lock and sets numba's thread count for the
     calling thread (at most numba's own maximum, ``NUMBA_NUM_THREADS``). Yields the count used."""
-    # OpenMP (numba's usual threading layer here) reads this when it loads, at the first threaded call: its threads
-    # then sleep between kernels instead of spinning on a core another process (a second simulation) may need
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     import numba  # (only processes that run threaded kernels import it here)
 
     with _lock:
+        if ENV_LAYER not in os.environ:  # (read at the first threaded call of the process)
+            numba.config.THREADING_LAYER = LAYER
         n = min(threads(), numba.config.NUMBA_NUM_THREADS)
         if getattr(_numba_set, "n", None) != n:
             numba.set_num_threads(n)

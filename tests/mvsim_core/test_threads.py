@@ -102,3 +102,44 @@ def test_a_bad_setting_stops_mvsim_launch_at_the_start_with_exit_2():
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.strip().startswith("MVSIM_THREADS='zero': expected a whole number of threads >= 1 (e.g. "
                                        "MVSIM_THREADS=2), or leave it unset for one per core (")
+
+
+FORK_AFTER_THREADS = r"""
+import os, sys
+import numpy as np
+from mvsim_core import threads
+from mvsim_core.sensors.raycast.segments import MovingSegments, cast_sets
+threads.set_threads(2)
+m = MovingSegments()
+for k in range(50):
+    m.add_object(np.array([[-0.4, -0.3], [0.6, -0.3], [0.6, 0.3], [-0.4, 0.3]]), 0.0, 1.0, owner=k)
+m.finish()
+m.place(np.column_stack([np.arange(50.0), np.zeros(50), np.zeros(50)]), np.zeros(50), np.zeros(0))
+n = 20000
+ang = np.linspace(-3.1, 3.1, n)
+args = dict(ox=np.full(n, -2.0), oy=np.full(n, 0.1), dx=np.cos(ang), dy=np.sin(ang), height=np.zeros(n),
+            use_z=np.zeros(n, bool), visible=np.ones(n, bool), exclude=np.full(n, -1))
+def cast():
+    out = np.full(n, 30.0)
+    cast_sets(None, m, out=out, **args)
+    return out
+parent = cast()
+pid = os.fork()
+if pid == 0:
+    os._exit(0 if cast().tobytes() == parent.tobytes() else 3)
+_, status = os.waitpid(pid, 0)
+import numba
+print(os.waitstatus_to_exitcode(status), numba.threading_layer(), int((parent < 30.0).sum()))
+"""
+
+
+def test_a_forked_child_runs_threaded_kernels_after_its_parent_did():
+    """GNU OpenMP would terminate the child ("fork() called from a process already using GNU OpenMP"): the kernels
+    run on numba's workqueue layer, which forks safely."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("NUMBA_THREADING_LAYER", None)
+    r = subprocess.run([sys.executable, "-c", FORK_AFTER_THREADS], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    code, layer, hits = r.stdout.split()
+    assert (code, layer) == ("0", "workqueue") and int(hits) > 100
