@@ -27,6 +27,7 @@ import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from mvsim_core.errors import MvsimError
 
@@ -99,10 +100,11 @@ def threaded() -> Iterator[int]:
     calling thread (at most numba's own maximum, ``NUMBA_NUM_THREADS``). Yields the count used."""
     import numba  # (only processes that run threaded kernels import it here)
 
+    config: Any = numba.config  # (its settings are made at run time: no attributes a type checker sees)
     with _lock:
         if ENV_LAYER not in os.environ:  # (read at the first threaded call of the process)
-            numba.config.THREADING_LAYER = LAYER
-        n = min(threads(), numba.config.NUMBA_NUM_THREADS)
+            config.THREADING_LAYER = LAYER
+        n = min(threads(), config.NUMBA_NUM_THREADS)
         if getattr(_numba_set, "n", None) != n:
             numba.set_num_threads(n)
             _numba_set.n = n
