@@ -15,6 +15,23 @@ from mvsim_core.dynamics.wheel_rows import FX, FY, SLOPE_X, SLOPE_Y, TORQUE, VX,
 from mvsim_core.jit import njit, prange
 
 
+@njit(cache=True, inline="always")
+def _wheel_force(i: int, k: int, twist: np.ndarray, model: np.ndarray, params: np.ndarray, wheels: np.ndarray,
+                 g: float, dt: float) -> tuple[float, float, float, float]:
+    """Wheel ``i`` of vehicle ``k``: its velocity and friction force written to its ``VX``, ``VY``, ``FX``, ``FY``
+    rows (see :func:`vehicle_forces`); returns its position (x, y; m, vehicle frame) and force (N)."""
+    x = wheels[X, i]
+    y = wheels[Y, i]
+    vx = twist[k, 0] - twist[k, 2] * y
+    vy = twist[k, 1] + twist[k, 2] * x
+    wheels[VX, i] = vx
+    wheels[VY, i] = vy
+    fx, fy = wheel_friction(i, model, params, wheels, vx, vy, -wheels[TORQUE, i], g, dt)
+    wheels[FX, i] = fx
+    wheels[FY, i] = fy
+    return x, y, fx, fy
+
+
 @njit(cache=True)
 def vehicle_forces(twist: np.ndarray, yaw_v: np.ndarray, com: np.ndarray, passive: np.ndarray, veh: np.ndarray,
                    model: np.ndarray, params: np.ndarray, wheels: np.ndarray, g: float, dt: float, out: np.ndarray,
@@ -43,15 +60,7 @@ def vehicle_forces(twist: np.ndarray, yaw_v: np.ndarray, com: np.ndarray, passiv
     out[:, :] = 0.0
     for i in range(veh.shape[0]):
         k = veh[i]
-        x = wheels[X, i]
-        y = wheels[Y, i]
-        vx = twist[k, 0] - twist[k, 2] * y
-        vy = twist[k, 1] + twist[k, 2] * x
-        wheels[VX, i] = vx
-        wheels[VY, i] = vy
-        fx, fy = wheel_friction(i, model, params, wheels, vx, vy, -wheels[TORQUE, i], g, dt)
-        wheels[FX, i] = fx
-        wheels[FY, i] = fy
+        x, y, fx, fy = _wheel_force(i, k, twist, model, params, wheels, g, dt)
         if passive[k]:
             continue
         # friction plus the gravity component along the slope, both applied at the wheel
@@ -90,15 +99,7 @@ def vehicle_forces_threaded(twist: np.ndarray, yaw_v: np.ndarray, com: np.ndarra
         oy = 0.0
         oz = 0.0
         for i in range(start[k], start[k + 1]):
-            x = wheels[X, i]
-            y = wheels[Y, i]
-            vx = twist[k, 0] - twist[k, 2] * y
-            vy = twist[k, 1] + twist[k, 2] * x
-            wheels[VX, i] = vx
-            wheels[VY, i] = vy
-            fx, fy = wheel_friction(i, model, params, wheels, vx, vy, -wheels[TORQUE, i], g, dt)
-            wheels[FX, i] = fx
-            wheels[FY, i] = fy
+            x, y, fx, fy = _wheel_force(i, k, twist, model, params, wheels, g, dt)
             if passive[k]:
                 continue
             fx += wheels[SLOPE_X, i]
@@ -123,6 +124,53 @@ def vehicle_forces_threaded(twist: np.ndarray, yaw_v: np.ndarray, com: np.ndarra
     return n_bad
 
 
+@njit(cache=True, inline="always")
+def _ran_away(state: np.ndarray, k: int, runaway: float) -> bool:
+    """Whether vehicle ``k``'s state row is NaN/inf or faster than ``runaway`` (m/s, rad/s): see :func:`post_update`."""
+    for j in range(6):
+        v = state[k, j]
+        if not math.isfinite(v) or (j >= 3 and abs(v) > runaway):
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def _twist_and_odometry(state: np.ndarray, twist: np.ndarray, prev: np.ndarray, odo: np.ndarray, mult: np.ndarray,
+                        k: int) -> None:
+    """Vehicle ``k``'s body-frame twist from its state, and its noisy odometry advanced by the pose increment since
+    ``prev`` (then set to the pose): see :func:`post_update`."""
+    two_pi = 2.0 * math.pi
+    a = state[k, 2]
+    c = math.cos(a)
+    s = math.sin(a)
+    twist[k, 0] = c * state[k, 3] + s * state[k, 4]
+    twist[k, 1] = -s * state[k, 3] + c * state[k, 4]
+    twist[k, 2] = state[k, 5]
+    dxw = state[k, 0] - prev[k, 0]
+    dyw = state[k, 1] - prev[k, 1]
+    cp = math.cos(prev[k, 2])
+    sp = math.sin(prev[k, 2])
+    dx = (cp * dxw + sp * dyw) * mult[k, 0]
+    dy = (-sp * dxw + cp * dyw) * mult[k, 1]
+    dyaw = ((a - prev[k, 2] + math.pi) % two_pi - math.pi) * mult[k, 2]
+    co = math.cos(odo[k, 2])
+    so = math.sin(odo[k, 2])
+    odo[k, 0] += co * dx - so * dy
+    odo[k, 1] += so * dx + co * dy
+    odo[k, 2] = (odo[k, 2] + dyaw + math.pi) % two_pi - math.pi
+    prev[k, 0] = state[k, 0]
+    prev[k, 1] = state[k, 1]
+    prev[k, 2] = a
+
+
+@njit(cache=True, inline="always")
+def _spin(phi: np.ndarray, omega: np.ndarray, i: int, dt: float) -> None:
+    """Wheel ``i``'s spin angle advanced by ``omega[i]·dt`` (rad), wrapped past 1e4 keeping its sign (C fmod)."""
+    phi[i] += omega[i] * dt
+    if abs(phi[i]) > 1e4:  # keep precision
+        phi[i] = math.copysign(abs(phi[i]) % (2.0 * math.pi), phi[i])
+
+
 @njit(cache=True)
 def post_update(state: np.ndarray, twist: np.ndarray, prev: np.ndarray, odo: np.ndarray, mult: np.ndarray,
                 omega: np.ndarray, phi: np.ndarray, wveh: np.ndarray, dt: float, runaway: float,
@@ -137,48 +185,21 @@ def post_update(state: np.ndarray, twist: np.ndarray, prev: np.ndarray, odo: np.
     Odometry: (dx, dy, dyaw) = pose increment in the previous pose's frame, times the multipliers, composed onto
     the odometry pose.
     """
-    two_pi = 2.0 * math.pi
     for i in range(omega.shape[0]):
         if not math.isfinite(omega[i]):
             bad[wveh[i]] = True
     n_bad = 0
     for k in range(state.shape[0]):
-        if not bad[k]:
-            for j in range(6):
-                v = state[k, j]
-                if not math.isfinite(v) or (j >= 3 and abs(v) > runaway):
-                    bad[k] = True
-                    break
+        if not bad[k] and _ran_away(state, k, runaway):
+            bad[k] = True
         if bad[k]:
             n_bad += 1
             continue
-        a = state[k, 2]
-        c = math.cos(a)
-        s = math.sin(a)
-        twist[k, 0] = c * state[k, 3] + s * state[k, 4]
-        twist[k, 1] = -s * state[k, 3] + c * state[k, 4]
-        twist[k, 2] = state[k, 5]
-        dxw = state[k, 0] - prev[k, 0]
-        dyw = state[k, 1] - prev[k, 1]
-        cp = math.cos(prev[k, 2])
-        sp = math.sin(prev[k, 2])
-        dx = (cp * dxw + sp * dyw) * mult[k, 0]
-        dy = (-sp * dxw + cp * dyw) * mult[k, 1]
-        dyaw = ((a - prev[k, 2] + math.pi) % two_pi - math.pi) * mult[k, 2]
-        co = math.cos(odo[k, 2])
-        so = math.sin(odo[k, 2])
-        odo[k, 0] += co * dx - so * dy
-        odo[k, 1] += so * dx + co * dy
-        odo[k, 2] = (odo[k, 2] + dyaw + math.pi) % two_pi - math.pi
-        prev[k, 0] = state[k, 0]
-        prev[k, 1] = state[k, 1]
-        prev[k, 2] = a
+        _twist_and_odometry(state, twist, prev, odo, mult, k)
     for i in range(omega.shape[0]):
         if bad[wveh[i]]:
             continue
-        phi[i] += omega[i] * dt
-        if abs(phi[i]) > 1e4:  # keep precision: wrap, keeping the sign (C fmod)
-            phi[i] = math.copysign(abs(phi[i]) % two_pi, phi[i])
+        _spin(phi, omega, i, dt)
     return n_bad
 
 
@@ -190,46 +211,19 @@ def post_update_threaded(state: np.ndarray, twist: np.ndarray, prev: np.ndarray,
     ``start[k]:start[k + 1]`` (:attr:`~mvsim_core.dynamics.wheels.WheelArrays.start`): the same arithmetic per
     vehicle and wheel, so the results are bit-identical. Arguments and return as there (``start`` instead of
     ``wveh``)."""
-    two_pi = 2.0 * math.pi
     n_bad = 0
     for k in prange(state.shape[0]):
         for i in range(start[k], start[k + 1]):
             if not math.isfinite(omega[i]):
                 bad[k] = True
-        if not bad[k]:
-            for j in range(6):
-                v = state[k, j]
-                if not math.isfinite(v) or (j >= 3 and abs(v) > runaway):
-                    bad[k] = True
-                    break
+        if not bad[k] and _ran_away(state, k, runaway):
+            bad[k] = True
         if bad[k]:
             n_bad += 1
             continue
-        a = state[k, 2]
-        c = math.cos(a)
-        s = math.sin(a)
-        twist[k, 0] = c * state[k, 3] + s * state[k, 4]
-        twist[k, 1] = -s * state[k, 3] + c * state[k, 4]
-        twist[k, 2] = state[k, 5]
-        dxw = state[k, 0] - prev[k, 0]
-        dyw = state[k, 1] - prev[k, 1]
-        cp = math.cos(prev[k, 2])
-        sp = math.sin(prev[k, 2])
-        dx = (cp * dxw + sp * dyw) * mult[k, 0]
-        dy = (-sp * dxw + cp * dyw) * mult[k, 1]
-        dyaw = ((a - prev[k, 2] + math.pi) % two_pi - math.pi) * mult[k, 2]
-        co = math.cos(odo[k, 2])
-        so = math.sin(odo[k, 2])
-        odo[k, 0] += co * dx - so * dy
-        odo[k, 1] += so * dx + co * dy
-        odo[k, 2] = (odo[k, 2] + dyaw + math.pi) % two_pi - math.pi
-        prev[k, 0] = state[k, 0]
-        prev[k, 1] = state[k, 1]
-        prev[k, 2] = a
+        _twist_and_odometry(state, twist, prev, odo, mult, k)
         for i in range(start[k], start[k + 1]):
-            phi[i] += omega[i] * dt
-            if abs(phi[i]) > 1e4:
-                phi[i] = math.copysign(abs(phi[i]) % two_pi, phi[i])
+            _spin(phi, omega, i, dt)
     return n_bad
 
 
